@@ -1,0 +1,23 @@
+"""spectralink: constrained spectral clustering with must-link and cannot-link pairs.
+
+Estimators (scikit-learn compatible, ``fit(X, constraints=...)`` then ``labels_``):
+NCut, SpectralLearning, COPKMeans, SSKK, CCSR, CCSKL, E2CP, LSCP, COSC, SCACS, LSCR, FCSC.
+"""
+
+from __future__ import annotations
+
+from .constraints import Constraints
+from .methods import METHODS, get_method
+
+__version__ = "0.1.0"
+
+_ESTIMATORS = {v.split(":")[1]: k for k, v in METHODS.items()}
+
+__all__ = ["Constraints", "get_method", *_ESTIMATORS]
+
+
+def __getattr__(name: str):
+    # estimators are imported on first use so `import spectralink` stays light
+    if name in _ESTIMATORS:
+        return get_method(_ESTIMATORS[name])
+    raise AttributeError(f"module 'spectralink' has no attribute {name!r}")

@@ -1,0 +1,461 @@
+"""Pairwise constraints: validation, transitive closure, generation and matrix views.
+
+A :class:`Constraints` object holds must-link (ML) and cannot-link (CL) pairs over
+``n_samples`` points, with optional positive weights (degree of belief). It is
+validated once on construction and exposes, lazily and cached, every encoding the
+methods of the library need:
+
+* ``ml_components``: connected components of the must-link graph (its transitive
+  closure), used by COSC merging, COP-KMeans and SSKK initialisation;
+* ``signed_matrix``: the sparse symmetric matrix Q with +w on ML and -w on CL pairs
+  (FCSC/SCACS use it with the diagonal added, E2CP/LSCP call it Y);
+* ``targets``: the (i, j, t, w) list of CCSR/CCSKL with all n diagonal terms.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterable
+from functools import cached_property
+from os import PathLike
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
+from sklearn.utils import check_random_state
+
+__all__ = ["Constraints", "as_constraints", "read_constraints_csv"]
+
+_KIND_ALIASES = {
+    "ml": "ml",
+    "must-link": "ml",
+    "must_link": "ml",
+    "mustlink": "ml",
+    "1": "ml",
+    "+1": "ml",
+    "cl": "cl",
+    "cannot-link": "cl",
+    "cannot_link": "cl",
+    "cannotlink": "cl",
+    "-1": "cl",
+}
+
+
+def _as_pairs(pairs, name: str) -> np.ndarray:
+    if pairs is None:
+        return np.empty((0, 2), dtype=np.int64)
+    arr = np.asarray(pairs)
+    if arr.size == 0:
+        return np.empty((0, 2), dtype=np.int64)
+    if arr.ndim != 2 or arr.shape[1] != 2:
+        raise ValueError(f"{name} must be an array of shape (n_pairs, 2), got shape {arr.shape}.")
+    if not np.issubdtype(arr.dtype, np.integer):
+        if not np.issubdtype(arr.dtype, np.floating) or not np.all(np.isfinite(arr)):
+            raise ValueError(f"{name} must contain integer point indices.")
+        if np.any(arr != np.round(arr)):
+            bad = arr[np.any(arr != np.round(arr), axis=1)][0]
+            raise ValueError(f"{name} pair {tuple(bad)} has a non-integer index.")
+    return arr.astype(np.int64)
+
+
+def _merge_duplicates(pairs: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sort each pair (i < j), merge duplicates keeping the largest weight."""
+    if len(pairs) == 0:
+        return pairs, weights
+    pairs = np.sort(pairs, axis=1)
+    uniq, inverse = np.unique(pairs, axis=0, return_inverse=True)
+    inverse = inverse.ravel()
+    merged = np.zeros(len(uniq))
+    np.maximum.at(merged, inverse, weights)
+    return uniq, merged
+
+
+class Constraints:
+    """Must-link and cannot-link pairs over ``n_samples`` points.
+
+    Parameters
+    ----------
+    must_link : array-like of shape (n_ml, 2), default=None
+        Pairs of point indices that belong to the same cluster.
+    cannot_link : array-like of shape (n_cl, 2), default=None
+        Pairs of point indices that belong to different clusters.
+    n_samples : int
+        Number of points the indices refer to.
+    weights : array-like of shape (n_ml + n_cl,), default=None
+        Positive weight (degree of belief) of each pair, must-links first then
+        cannot-links, in the order given. ``None`` means weight 1 for every pair.
+
+    Raises
+    ------
+    ValueError
+        If an index is negative or ``>= n_samples``, a pair joins a point with itself,
+        a pair is both must-link and cannot-link, a cannot-link joins two points
+        connected by a chain of must-links, or a weight is not positive and finite.
+        The message names the offending pair. Duplicate pairs (in either order) are
+        merged into one, keeping the largest weight.
+
+    Examples
+    --------
+    >>> from spectralink import Constraints
+    >>> c = Constraints(must_link=[(0, 1)], cannot_link=[(1, 2)], n_samples=3)
+    >>> c.n_must_link, c.n_cannot_link
+    (1, 1)
+    """
+
+    def __init__(
+        self,
+        must_link=None,
+        cannot_link=None,
+        n_samples: int | None = None,
+        weights=None,
+    ) -> None:
+        ml = _as_pairs(must_link, "must_link")
+        cl = _as_pairs(cannot_link, "cannot_link")
+        if n_samples is None:
+            raise ValueError("n_samples is required: the number of points the pairs index.")
+        if isinstance(n_samples, bool) or not isinstance(n_samples, (int, np.integer)):
+            raise ValueError(f"n_samples must be a positive integer, got {n_samples!r}.")
+        if n_samples < 1:
+            raise ValueError(f"n_samples must be a positive integer, got {n_samples}.")
+        self.n_samples = int(n_samples)
+
+        if weights is None:
+            w = np.ones(len(ml) + len(cl))
+        else:
+            w = np.asarray(weights, dtype=float).ravel()
+            if w.shape[0] != len(ml) + len(cl):
+                raise ValueError(
+                    f"weights has {w.shape[0]} entries but there are {len(ml)} must-links and "
+                    f"{len(cl)} cannot-links ({len(ml) + len(cl)} pairs)."
+                )
+            bad = np.flatnonzero(~np.isfinite(w) | (w <= 0))
+            if len(bad):
+                k = bad[0]
+                pair = ml[k] if k < len(ml) else cl[k - len(ml)]
+                raise ValueError(
+                    f"weight {w[k]!r} of pair ({pair[0]}, {pair[1]}) must be positive and finite."
+                )
+
+        for name, pairs in (("must-link", ml), ("cannot-link", cl)):
+            if len(pairs) == 0:
+                continue
+            out = (pairs < 0) | (pairs >= self.n_samples)
+            if out.any():
+                i, j = pairs[np.flatnonzero(out.any(axis=1))[0]]
+                raise ValueError(
+                    f"{name} pair ({i}, {j}) has an index out of range [0, {self.n_samples})."
+                )
+            self_pairs = pairs[:, 0] == pairs[:, 1]
+            if self_pairs.any():
+                i = pairs[np.flatnonzero(self_pairs)[0], 0]
+                raise ValueError(f"{name} pair ({i}, {i}) joins a point with itself.")
+
+        self.must_link, self.ml_weights = _merge_duplicates(ml, w[: len(ml)])
+        self.cannot_link, self.cl_weights = _merge_duplicates(cl, w[len(ml) :])
+        self._check_consistency()
+
+    # ------------------------------------------------------------------ validation
+    def _check_consistency(self) -> None:
+        ml, cl = self.must_link, self.cannot_link
+        if len(ml) == 0 or len(cl) == 0:
+            return
+        n = self.n_samples
+        ml_keys = ml[:, 0] * n + ml[:, 1]
+        cl_keys = cl[:, 0] * n + cl[:, 1]
+        both = np.intersect1d(ml_keys, cl_keys)
+        if len(both):
+            i, j = divmod(int(both[0]), n)
+            raise ValueError(f"pair ({i}, {j}) is both a must-link and a cannot-link.")
+        comp = self.ml_components
+        inside = comp[cl[:, 0]] == comp[cl[:, 1]]
+        if inside.any():
+            i, j = cl[np.flatnonzero(inside)[0]]
+            chain = self._ml_path(int(i), int(j))
+            raise ValueError(
+                f"cannot-link ({i}, {j}) joins two points linked by a chain of must-links "
+                f"({' - '.join(map(str, chain))}); the constraints are inconsistent."
+            )
+
+    def _ml_path(self, source: int, target: int) -> list[int]:
+        """A shortest must-link chain from ``source`` to ``target`` (for error messages)."""
+        adj: dict[int, list[int]] = {}
+        for a, b in self.must_link:
+            adj.setdefault(int(a), []).append(int(b))
+            adj.setdefault(int(b), []).append(int(a))
+        parent = {source: source}
+        frontier = [source]
+        while frontier and target not in parent:
+            nxt = []
+            for u in frontier:
+                for v in adj.get(u, ()):
+                    if v not in parent:
+                        parent[v] = u
+                        nxt.append(v)
+            frontier = nxt
+        path = [target]
+        while path[-1] != source:
+            path.append(parent[path[-1]])
+        return path[::-1]
+
+    # ------------------------------------------------------------------ basic facts
+    @property
+    def n_must_link(self) -> int:
+        return len(self.must_link)
+
+    @property
+    def n_cannot_link(self) -> int:
+        return len(self.cannot_link)
+
+    def __len__(self) -> int:
+        return self.n_must_link + self.n_cannot_link
+
+    @property
+    def is_empty(self) -> bool:
+        return len(self) == 0
+
+    def __repr__(self) -> str:
+        return (
+            f"Constraints(n_samples={self.n_samples}, n_must_link={self.n_must_link}, "
+            f"n_cannot_link={self.n_cannot_link})"
+        )
+
+    @property
+    def is_weighted(self) -> bool:
+        return bool(np.any(self.ml_weights != 1) or np.any(self.cl_weights != 1))
+
+    # ------------------------------------------------------------------ cached views
+    @cached_property
+    def ml_components(self) -> np.ndarray:
+        """Component id of every point in the must-link graph (transitive closure).
+
+        Points without must-links are singleton components. Ids are 0..n_components-1,
+        numbered in order of first appearance of their smallest member.
+        """
+        n = self.n_samples
+        ml = self.must_link
+        graph = sp.coo_matrix((np.ones(len(ml)), (ml[:, 0], ml[:, 1])), shape=(n, n)).tocsr()
+        _, labels = connected_components(graph, directed=False)
+        # renumber by first occurrence so ids do not depend on SciPy internals
+        _, first = np.unique(labels, return_index=True)
+        order = np.argsort(first)
+        remap = np.empty_like(order)
+        remap[order] = np.arange(len(order))
+        return remap[labels]
+
+    @cached_property
+    def n_ml_components(self) -> int:
+        return int(self.ml_components.max()) + 1
+
+    @cached_property
+    def signed_matrix(self) -> sp.csr_matrix:
+        """Sparse symmetric Q: +w on must-link pairs, -w on cannot-link pairs, 0 diagonal."""
+        n = self.n_samples
+        ml, cl = self.must_link, self.cannot_link
+        rows = np.concatenate([ml[:, 0], ml[:, 1], cl[:, 0], cl[:, 1]])
+        cols = np.concatenate([ml[:, 1], ml[:, 0], cl[:, 1], cl[:, 0]])
+        vals = np.concatenate([self.ml_weights, self.ml_weights, -self.cl_weights, -self.cl_weights])
+        return sp.csr_matrix((vals, (rows, cols)), shape=(n, n))
+
+    @property
+    def Y(self) -> sp.csr_matrix:
+        """The E2CP/LSCP constraint matrix (ML = +w, CL = -w); same as :attr:`signed_matrix`."""
+        return self.signed_matrix
+
+    @cached_property
+    def targets(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """CCSR/CCSKL target list ``(i, j, t, w)``.
+
+        The first ``n_samples`` entries are the diagonal terms ``(i, i, 1, 1)``, then the
+        must-links with target 1, then the cannot-links with target 0.
+        """
+        n = self.n_samples
+        diag = np.arange(n)
+        i = np.concatenate([diag, self.must_link[:, 0], self.cannot_link[:, 0]])
+        j = np.concatenate([diag, self.must_link[:, 1], self.cannot_link[:, 1]])
+        t = np.concatenate([np.ones(n), np.ones(self.n_must_link), np.zeros(self.n_cannot_link)])
+        w = np.concatenate([np.ones(n), self.ml_weights, self.cl_weights])
+        return i, j, t, w
+
+    @cached_property
+    def constrained_points(self) -> np.ndarray:
+        """Sorted indices of the points that appear in at least one pair."""
+        return np.unique(np.concatenate([self.must_link.ravel(), self.cannot_link.ravel()]))
+
+    # ------------------------------------------------------------------ utilities
+    def subset(self, indices) -> Constraints:
+        """Constraints restricted to the points ``indices``, re-indexed 0..len(indices)-1."""
+        indices = np.asarray(indices, dtype=np.int64)
+        pos = np.full(self.n_samples, -1, dtype=np.int64)
+        pos[indices] = np.arange(len(indices))
+
+        def keep(pairs, w):
+            mapped = pos[pairs] if len(pairs) else pairs
+            ok = (mapped >= 0).all(axis=1) if len(pairs) else np.zeros(0, bool)
+            return mapped[ok], w[ok]
+
+        ml, mlw = keep(self.must_link, self.ml_weights)
+        cl, clw = keep(self.cannot_link, self.cl_weights)
+        return Constraints(ml, cl, n_samples=len(indices), weights=np.concatenate([mlw, clw]))
+
+    def violated(self, labels) -> np.ndarray:
+        """Boolean mask over ``[must_link; cannot_link]`` of the pairs ``labels`` violates."""
+        labels = np.asarray(labels)
+        if labels.shape != (self.n_samples,):
+            raise ValueError(
+                f"labels has shape {labels.shape}, expected ({self.n_samples},) for these "
+                "constraints."
+            )
+        ml, cl = self.must_link, self.cannot_link
+        return np.concatenate(
+            [labels[ml[:, 0]] != labels[ml[:, 1]], labels[cl[:, 0]] == labels[cl[:, 1]]]
+        )
+
+    # ------------------------------------------------------------------ generators
+    @classmethod
+    def from_labels(cls, y, n_pairs: int, random_state=None) -> Constraints:
+        """Random pairs labelled by ground truth (the protocol of COSC, LSCP, E2CP).
+
+        ``n_pairs`` distinct pairs of distinct points are drawn uniformly at random;
+        a pair with equal labels becomes a must-link, otherwise a cannot-link.
+        """
+        y = _check_labels(y)
+        n = len(y)
+        n_pairs = _check_count(n_pairs, "n_pairs")
+        max_pairs = n * (n - 1) // 2
+        if n_pairs > max_pairs:
+            raise ValueError(f"n_pairs={n_pairs} exceeds the {max_pairs} distinct pairs of {n} points.")
+        rng = check_random_state(random_state)
+        keys = np.empty(0, dtype=np.int64)
+        while len(keys) < n_pairs:
+            need = n_pairs - len(keys)
+            i = rng.randint(0, n, size=2 * need + 16)
+            j = rng.randint(0, n, size=2 * need + 16)
+            ok = i != j
+            lo, hi = np.minimum(i[ok], j[ok]), np.maximum(i[ok], j[ok])
+            new = lo * n + hi
+            # keep draw order (not sorted order) so the first n_pairs are a uniform sample
+            _, first = np.unique(np.concatenate([keys, new]), return_index=True)
+            keys = np.concatenate([keys, new])[np.sort(first)][:n_pairs]
+        i, j = np.divmod(keys, n)
+        same = y[i] == y[j]
+        pairs = np.column_stack([i, j])
+        return cls(pairs[same], pairs[~same], n_samples=n)
+
+    @classmethod
+    def from_labeled_subset(cls, y, n_labeled: int, random_state=None) -> Constraints:
+        """All pairs among ``n_labeled`` randomly chosen points (the protocol of SCACS, FCSC).
+
+        The chosen indices and their labels are kept in :attr:`labeled_indices` and
+        :attr:`labeled_y`, which methods that encode the labelled block directly use.
+        """
+        y = _check_labels(y)
+        n = len(y)
+        n_labeled = _check_count(n_labeled, "n_labeled")
+        if n_labeled > n:
+            raise ValueError(f"n_labeled={n_labeled} exceeds the number of points ({n}).")
+        rng = check_random_state(random_state)
+        idx = np.sort(rng.choice(n, size=n_labeled, replace=False))
+        a, b = np.triu_indices(n_labeled, k=1)
+        i, j = idx[a], idx[b]
+        same = y[i] == y[j]
+        pairs = np.column_stack([i, j])
+        out = cls(pairs[same], pairs[~same], n_samples=n)
+        out.labeled_indices = idx
+        out.labeled_y = y[idx].copy()
+        return out
+
+    labeled_indices: np.ndarray | None = None
+    labeled_y: np.ndarray | None = None
+
+    @classmethod
+    def from_csv(cls, path: str | PathLike, n_samples: int) -> Constraints:
+        """Read pairs from a CSV file; see :func:`read_constraints_csv`."""
+        return read_constraints_csv(path, n_samples)
+
+
+def _check_labels(y) -> np.ndarray:
+    y = np.asarray(y)
+    if y.ndim != 1:
+        raise ValueError(f"y must be a 1-d array of labels, got shape {y.shape}.")
+    if len(y) < 2:
+        raise ValueError("y must hold at least 2 labels to draw pairs from.")
+    return y
+
+
+def _check_count(value, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise ValueError(f"{name} must be a non-negative integer, got {value!r}.")
+    return int(value)
+
+
+def read_constraints_csv(path: str | PathLike, n_samples: int) -> Constraints:
+    """Read constraints from a CSV file with columns ``i,j,kind[,weight]``.
+
+    ``kind`` is ``ml``/``cl``, ``must-link``/``cannot-link`` or ``1``/``-1``. A header
+    row is optional (detected when its first field is not an integer). Indices are
+    0-based.
+    """
+    ml, cl, wml, wcl = [], [], [], []
+    with open(path, newline="") as fh:
+        rows: Iterable[list[str]] = csv.reader(fh)
+        for lineno, row in enumerate(rows, start=1):
+            row = [c.strip() for c in row]
+            if not row or all(c == "" for c in row) or row[0].startswith("#"):
+                continue
+            if lineno == 1 and not _is_int(row[0]):
+                continue  # header
+            if len(row) not in (3, 4):
+                raise ValueError(
+                    f"{path}:{lineno}: expected 'i,j,kind[,weight]', got {','.join(row)!r}."
+                )
+            if not (_is_int(row[0]) and _is_int(row[1])):
+                raise ValueError(f"{path}:{lineno}: indices must be integers, got {row[0]!r}, {row[1]!r}.")
+            kind = _KIND_ALIASES.get(row[2].lower())
+            if kind is None:
+                raise ValueError(
+                    f"{path}:{lineno}: kind {row[2]!r} is not one of ml, cl, must-link, "
+                    "cannot-link, 1, -1."
+                )
+            try:
+                weight = float(row[3]) if len(row) == 4 and row[3] != "" else 1.0
+            except ValueError:
+                raise ValueError(f"{path}:{lineno}: weight {row[3]!r} is not a number.") from None
+            pair = (int(row[0]), int(row[1]))
+            if kind == "ml":
+                ml.append(pair)
+                wml.append(weight)
+            else:
+                cl.append(pair)
+                wcl.append(weight)
+    return Constraints(ml, cl, n_samples=n_samples, weights=wml + wcl)
+
+
+def _is_int(text: str) -> bool:
+    try:
+        int(text)
+    except ValueError:
+        return False
+    return True
+
+
+def as_constraints(constraints, n_samples: int) -> Constraints:
+    """Coerce ``None``, a :class:`Constraints` or a ``(must_link, cannot_link)`` pair.
+
+    Raises ``ValueError`` when a given :class:`Constraints` was built for a different
+    number of points.
+    """
+    if constraints is None:
+        return Constraints(n_samples=n_samples)
+    if isinstance(constraints, Constraints):
+        if constraints.n_samples != n_samples:
+            raise ValueError(
+                f"constraints were built for {constraints.n_samples} points but X has "
+                f"{n_samples} samples."
+            )
+        return constraints
+    if isinstance(constraints, (tuple, list)) and len(constraints) == 2:
+        return Constraints(constraints[0], constraints[1], n_samples=n_samples)
+    raise TypeError(
+        "constraints must be None, a spectralink.Constraints, or a (must_link, cannot_link) "
+        f"pair of arrays; got {type(constraints).__name__}."
+    )

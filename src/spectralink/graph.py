@@ -1,0 +1,259 @@
+"""Similarity graphs: k-NN Gaussian affinity, the sigma rule, precomputed checks, Laplacians.
+
+The graph every method of the CCSR/CCSKL family starts from (Li, Liu & Tang 2009;
+Li & Liu 2009) is the symmetric "or" k-NN graph with Gaussian weights
+
+    w_ij = exp(-||x_i - x_j||^2 / (2 sigma^2))   if j in N_k(i) or i in N_k(j), else 0,
+
+with zero diagonal and the default sigma = r, the mean distance to the k-th nearest
+neighbour; the papers scan the 9 values of :func:`sigma_grid`. Neighbours are exact
+(scikit-learn) up to ``ann_threshold`` points and approximate (PyNNDescent) above it.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
+
+__all__ = [
+    "ANN_THRESHOLD",
+    "DisconnectedGraphWarning",
+    "check_affinity",
+    "check_connectivity",
+    "degrees",
+    "gaussian_knn_graph",
+    "kneighbors",
+    "knn_affinity",
+    "normalized_adjacency",
+    "normalized_laplacian",
+    "sigma_from_distances",
+    "sigma_grid",
+]
+
+#: Above this many points :func:`kneighbors` uses approximate neighbours by default.
+ANN_THRESHOLD = 50_000
+
+
+class DisconnectedGraphWarning(UserWarning):
+    """The affinity graph has several connected components or isolated points."""
+
+
+def kneighbors(
+    X: np.ndarray,
+    n_neighbors: int,
+    *,
+    method: str = "auto",
+    random_state=None,
+    ann_threshold: int = ANN_THRESHOLD,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Distances and indices of the ``n_neighbors`` nearest neighbours of every row.
+
+    The point itself is excluded. ``method`` is ``"exact"`` (scikit-learn), ``"approximate"``
+    (PyNNDescent) or ``"auto"`` (exact up to ``ann_threshold`` points).
+
+    Returns
+    -------
+    dist : ndarray of shape (n_samples, n_neighbors), ascending along rows
+    ind : ndarray of shape (n_samples, n_neighbors)
+    """
+    n = X.shape[0]
+    if not 1 <= n_neighbors < n:
+        raise ValueError(
+            f"n_neighbors={n_neighbors} must be at least 1 and smaller than the number of "
+            f"samples ({n})."
+        )
+    if method not in ("auto", "exact", "approximate"):
+        raise ValueError(f"method must be 'auto', 'exact' or 'approximate', got {method!r}.")
+    if method == "auto":
+        method = "approximate" if n > ann_threshold else "exact"
+    if method == "approximate":
+        return _kneighbors_nndescent(X, n_neighbors, random_state)
+    from sklearn.neighbors import NearestNeighbors
+
+    # ask for one more neighbour and drop self; exact duplicates may put self second
+    nn = NearestNeighbors(n_neighbors=n_neighbors + 1).fit(X)
+    dist, ind = nn.kneighbors(X)
+    return _drop_self(dist, ind, n_neighbors)
+
+
+def _drop_self(dist: np.ndarray, ind: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    rows = np.arange(ind.shape[0])[:, None]
+    is_self = ind == rows
+    # rows where self was not returned (many duplicates): drop the last neighbour instead
+    missing = ~is_self.any(axis=1)
+    is_self[missing, -1] = True
+    keep = ~is_self
+    # exactly one True per row in is_self after the fix-up; boolean mask preserves order
+    first = np.argmax(is_self, axis=1)
+    if np.any(is_self.sum(axis=1) != 1):
+        keep = np.ones_like(is_self)
+        keep[rows[:, 0], first] = False
+    dist = dist[keep].reshape(ind.shape[0], k)
+    ind = ind[keep].reshape(ind.shape[0], k)
+    return dist, ind
+
+
+def _kneighbors_nndescent(X, n_neighbors, random_state):
+    try:
+        from pynndescent import NNDescent
+    except ImportError as exc:  # pragma: no cover - pynndescent is a dependency
+        raise ImportError(
+            "approximate neighbours need the 'pynndescent' package: pip install pynndescent"
+        ) from exc
+    seed = None if random_state is None else int(np.random.RandomState(random_state).randint(2**31))
+    index = NNDescent(
+        np.ascontiguousarray(X, dtype=np.float32),
+        n_neighbors=n_neighbors + 1,
+        random_state=seed,
+        n_jobs=-1 if seed is None else 1,
+        low_memory=True,
+        compressed=True,
+    )
+    ind, dist = index.neighbor_graph
+    return _drop_self(dist.astype(np.float64), ind.astype(np.int64), n_neighbors)
+
+
+def sigma_from_distances(dist: np.ndarray) -> float:
+    """The papers' scale r: the mean over points of the distance to the k-th neighbour."""
+    r = float(np.mean(dist[:, -1]))
+    if not np.isfinite(r) or r <= 0:
+        raise ValueError(
+            "every point coincides with its k-th nearest neighbour (mean k-NN distance is 0); "
+            "remove duplicate points or pass sigma explicitly."
+        )
+    return r
+
+
+def sigma_grid(r: float) -> np.ndarray:
+    """The 9 bandwidths of CCSR/CCSKL: linspace(0.1r, r, 5) joined with linspace(r, 10r, 5)."""
+    return np.unique(np.concatenate([np.linspace(0.1 * r, r, 5), np.linspace(r, 10 * r, 5)]))
+
+
+def gaussian_knn_graph(dist: np.ndarray, ind: np.ndarray, sigma: float) -> sp.csr_matrix:
+    """Symmetric "or" k-NN graph with weights exp(-d^2 / (2 sigma^2)) and zero diagonal."""
+    if not (np.isfinite(sigma) and sigma > 0):
+        raise ValueError(f"sigma must be positive and finite, got {sigma!r}.")
+    n, k = ind.shape
+    rows = np.repeat(np.arange(n), k)
+    vals = np.exp(-(dist.ravel() ** 2) / (2.0 * sigma**2))
+    W = sp.csr_matrix((vals, (rows, ind.ravel())), shape=(n, n))
+    # "or" symmetrisation: an edge found from either end gets the same Gaussian weight
+    W = W.maximum(W.T).tocsr()
+    W.setdiag(0)
+    W.eliminate_zeros()
+    W.sort_indices()
+    return W
+
+
+def knn_affinity(
+    X: np.ndarray,
+    n_neighbors: int = 20,
+    sigma: float | None = None,
+    *,
+    method: str = "auto",
+    random_state=None,
+) -> sp.csr_matrix:
+    """Symmetric "or" k-NN graph with Gaussian weights (sparse CSR, zero diagonal).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+    n_neighbors : int, default=20
+    sigma : float, default=None
+        Gaussian bandwidth; ``None`` uses r, the mean distance to the k-th neighbour.
+    method : {"auto", "exact", "approximate"}, default="auto"
+        Neighbour search, see :func:`kneighbors`.
+    random_state : int, RandomState or None
+        Seed of the approximate search.
+
+    References
+    ----------
+    Li, Z., Liu, J., & Tang, X. (2009). Constrained clustering via spectral regularization. CVPR.
+    """
+    dist, ind = kneighbors(X, n_neighbors, method=method, random_state=random_state)
+    if sigma is None:
+        sigma = sigma_from_distances(dist)
+    return gaussian_knn_graph(dist, ind, sigma)
+
+
+def check_affinity(A, *, name: str = "affinity") -> sp.csr_matrix:
+    """Validate a precomputed affinity and return it as float64 CSR with zero diagonal.
+
+    Raises ``ValueError`` unless ``A`` is square, finite, non-negative and symmetric.
+    Self-loops are removed (the Laplacians here assume ``w_ii = 0``).
+    """
+    if sp.issparse(A):
+        W = sp.csr_matrix(A, dtype=np.float64, copy=True)
+        data = W.data
+    else:
+        W = np.asarray(A, dtype=np.float64) if not isinstance(A, np.ndarray) else A
+        if W.ndim != 2:
+            raise ValueError(f"a precomputed {name} must be a 2-d square matrix, got {W.ndim}-d.")
+        data = W
+    if W.ndim != 2 or W.shape[0] != W.shape[1]:
+        raise ValueError(f"a precomputed {name} must be square, got shape {W.shape}.")
+    if not np.all(np.isfinite(data)):
+        raise ValueError(f"the precomputed {name} contains NaN or infinite values.")
+    if np.any(data < 0):
+        raise ValueError(f"the precomputed {name} has negative entries; weights must be >= 0.")
+    if not sp.issparse(W):
+        W = sp.csr_matrix(W, dtype=np.float64)
+    diff = abs(W - W.T)
+    scale = max(abs(W).max() if W.nnz else 0.0, 1e-300)
+    if diff.nnz and diff.max() > 1e-8 * scale:
+        raise ValueError(f"the precomputed {name} is not symmetric (max |A - A.T| = {diff.max():.3g}).")
+    W = ((W + W.T) * 0.5).tocsr()
+    W.setdiag(0)
+    W.eliminate_zeros()
+    W.sort_indices()
+    return W
+
+
+def degrees(W: sp.spmatrix) -> np.ndarray:
+    """Row sums of ``W`` as a flat float array."""
+    return np.asarray(W.sum(axis=1)).ravel()
+
+
+def check_connectivity(W: sp.spmatrix, *, warn: bool = True) -> tuple[int, np.ndarray]:
+    """Connected components of ``W``; warn (``DisconnectedGraphWarning``) if more than one.
+
+    Returns ``(n_components, labels)``.
+    """
+    n_comp, labels = connected_components(W, directed=False)
+    if warn and n_comp > 1:
+        sizes = np.bincount(labels)
+        n_iso = int(np.sum(degrees(W) == 0))
+        iso = f", {n_iso} isolated point(s) given a unit self-loop" if n_iso else ""
+        warnings.warn(
+            f"the affinity graph has {n_comp} connected components (largest {sizes.max()}, "
+            f"smallest {sizes.min()}){iso}; the spectral embedding keeps the components "
+            "apart (eigenvalue 0 is repeated). Increase n_neighbors or sigma to connect it.",
+            DisconnectedGraphWarning,
+            stacklevel=3,
+        )
+    return n_comp, labels
+
+
+def _safe_degrees(W: sp.spmatrix) -> np.ndarray:
+    d = degrees(W)
+    # an isolated point gets a unit self-loop: its row of L is then e_i, it keeps its own
+    # eigenvector instead of dividing by zero
+    d[d <= 0] = 1.0
+    return d
+
+
+def normalized_adjacency(W: sp.spmatrix) -> tuple[sp.csr_matrix, np.ndarray]:
+    """``S = D^{-1/2} W D^{-1/2}`` and the degrees ``d`` (isolated points: d = 1)."""
+    d = _safe_degrees(W)
+    s = 1.0 / np.sqrt(d)
+    S = sp.csr_matrix(W.multiply(s[:, None]).multiply(s[None, :]))
+    return S, d
+
+
+def normalized_laplacian(W: sp.spmatrix) -> sp.csr_matrix:
+    """The symmetric normalized Laplacian ``I - D^{-1/2} W D^{-1/2}`` (sparse CSR)."""
+    S, _ = normalized_adjacency(W)
+    return (sp.identity(S.shape[0], format="csr") - S).tocsr()

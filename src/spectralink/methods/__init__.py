@@ -1,0 +1,45 @@
+"""Estimators, one module per method, and the name -> class registry used by the CLI."""
+
+from __future__ import annotations
+
+from importlib import import_module
+
+__all__ = ["METHODS", "get_method", "available_methods"]
+
+#: CLI name -> "module:Class". Modules are imported on first use.
+METHODS: dict[str, str] = {
+    "ncut": "ncut:NCut",
+    "sl": "sl:SpectralLearning",
+    "copkmeans": "copkmeans:COPKMeans",
+    "sskk": "sskk:SSKK",
+    "ccsr": "ccsr:CCSR",
+    "ccskl": "ccskl:CCSKL",
+    "e2cp": "e2cp:E2CP",
+    "lscp": "lscp:LSCP",
+    "cosc": "cosc:COSC",
+    "scacs": "scacs:SCACS",
+    "lscr": "lscr:LSCR",
+    "fcsc": "fcsc:FCSC",
+}
+
+
+def get_method(name: str):
+    """The estimator class registered under ``name`` (case-insensitive)."""
+    key = name.lower()
+    if key not in METHODS:
+        raise ValueError(f"unknown method {name!r}; choose from {', '.join(available_methods())}.")
+    module, cls = METHODS[key].split(":")
+    try:
+        mod = import_module(f"{__name__}.{module}")
+    except ModuleNotFoundError as exc:
+        if exc.name == f"{__name__}.{module}":
+            raise ValueError(f"method {name!r} is not available in this version.") from None
+        raise
+    return getattr(mod, cls)
+
+
+def available_methods() -> list[str]:
+    """Registered method names whose module is present."""
+    from importlib.util import find_spec
+
+    return [k for k, v in METHODS.items() if find_spec(f"{__name__}.{v.split(':')[0]}")]

@@ -1,0 +1,135 @@
+"""The estimator contract shared by every method of the library.
+
+``__init__`` only stores parameters (scikit-learn convention). ``fit(X, constraints=...)``
+validates ``X`` and the constraints, then calls the subclass's ``_fit``, which delegates
+to plain functions and sets ``labels_``. ``affinity="precomputed"`` makes ``X`` a
+square affinity matrix (dense or sparse) instead of features.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClusterMixin
+from sklearn.utils.validation import check_array
+
+from ..constraints import Constraints, as_constraints
+from ..graph import check_affinity, knn_affinity
+
+__all__ = ["ConstrainedClusteringMixin", "check_features", "check_n_clusters"]
+
+
+def check_n_clusters(n_clusters, n_samples: int) -> int:
+    if isinstance(n_clusters, bool) or not isinstance(n_clusters, numbers.Integral):
+        raise ValueError(f"n_clusters must be an integer >= 2, got {n_clusters!r}.")
+    if n_clusters < 2:
+        raise ValueError(f"n_clusters must be >= 2, got {n_clusters}.")
+    if n_samples < n_clusters:
+        raise ValueError(
+            f"n_samples={n_samples} is smaller than n_clusters={n_clusters}: cannot form "
+            "that many clusters."
+        )
+    return int(n_clusters)
+
+
+def check_features(X, *, accept_sparse: bool = False) -> np.ndarray:
+    """Feature matrix as a finite float array of shape (n_samples, n_features)."""
+    if X is None:
+        raise ValueError("X is None; expected an array of shape (n_samples, n_features).")
+    try:
+        return check_array(
+            X,
+            accept_sparse=accept_sparse,
+            dtype=[np.float64, np.float32],
+            ensure_all_finite=True,
+            ensure_min_samples=2,
+        )
+    except ValueError as exc:
+        msg = str(exc)
+        if "NaN" in msg or "infinity" in msg:
+            raise ValueError(
+                "X contains NaN or infinite values; remove or impute them before clustering."
+            ) from None
+        raise ValueError(f"invalid X: {msg}") from None
+
+
+class ConstrainedClusteringMixin(ClusterMixin, BaseEstimator):
+    """Base class: validation and the ``fit`` / ``fit_predict`` contract.
+
+    Subclasses declare their parameters in ``__init__`` (which only stores them),
+    and implement ``_fit(X, constraints)`` where ``X`` is validated features or,
+    with ``affinity="precomputed"``, a validated CSR affinity. ``_fit`` must set
+    ``labels_``.
+    """
+
+    #: whether the method can consume a precomputed affinity instead of features
+    _supports_precomputed = True
+
+    def fit(self, X, y=None, constraints=None):
+        """Cluster ``X`` under pairwise constraints.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features), or (n_samples, n_samples)
+            Features, or an affinity matrix when ``affinity="precomputed"``.
+        y : None
+            Ignored; present for scikit-learn API consistency. Pass constraints by
+            keyword.
+        constraints : Constraints or (must_link, cannot_link) pair, default=None
+            Pairwise constraints over the rows of ``X``. ``None`` means unconstrained.
+
+        Returns
+        -------
+        self
+        """
+        if isinstance(y, Constraints) or (
+            isinstance(y, tuple) and len(y) == 2 and constraints is None
+        ):
+            raise TypeError("pass constraints by keyword: fit(X, constraints=...).")
+        X = self._validate_X(X)
+        n = X.shape[0]
+        check_n_clusters(self.n_clusters, n)
+        cons = as_constraints(constraints, n)
+        self._fit(X, cons)
+        return self
+
+    def fit_predict(self, X, y=None, constraints=None):
+        """Fit and return ``labels_``."""
+        return self.fit(X, y, constraints=constraints).labels_
+
+    # ---------------------------------------------------------------- helpers
+    def _validate_X(self, X):
+        affinity = getattr(self, "affinity", None)
+        if affinity == "precomputed":
+            if not self._supports_precomputed:
+                raise ValueError(f"{type(self).__name__} does not accept a precomputed affinity.")
+            W = check_affinity(X)
+            self.n_features_in_ = W.shape[1]
+            return W
+        if affinity is not None and affinity not in self._feature_affinities():
+            raise ValueError(
+                f"affinity must be one of {sorted(self._feature_affinities() | {'precomputed'})}"
+                f", got {affinity!r}."
+            )
+        X = check_features(X, accept_sparse=False)
+        self.n_features_in_ = X.shape[1]
+        return X
+
+    def _feature_affinities(self) -> set:
+        return {"knn"}
+
+    def _affinity(self, X) -> sp.csr_matrix:
+        """The graph the method clusters: the k-NN Gaussian graph or the precomputed one."""
+        if sp.issparse(X) and getattr(self, "affinity", None) == "precomputed":
+            return X
+        n_neighbors = min(self.n_neighbors, X.shape[0] - 1)
+        return knn_affinity(
+            X, n_neighbors=n_neighbors, sigma=self.sigma, random_state=self.random_state
+        )
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = getattr(self, "affinity", None) == "precomputed"
+        return tags
