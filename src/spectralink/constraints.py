@@ -253,7 +253,8 @@ class Constraints:
         ml, cl = self.must_link, self.cannot_link
         rows = np.concatenate([ml[:, 0], ml[:, 1], cl[:, 0], cl[:, 1]])
         cols = np.concatenate([ml[:, 1], ml[:, 0], cl[:, 1], cl[:, 0]])
-        vals = np.concatenate([self.ml_weights, self.ml_weights, -self.cl_weights, -self.cl_weights])
+        mlw, clw = self.ml_weights, self.cl_weights
+        vals = np.concatenate([mlw, mlw, -clw, -clw])
         return sp.csr_matrix((vals, (rows, cols)), shape=(n, n))
 
     @property
@@ -323,7 +324,9 @@ class Constraints:
         n_pairs = _check_count(n_pairs, "n_pairs")
         max_pairs = n * (n - 1) // 2
         if n_pairs > max_pairs:
-            raise ValueError(f"n_pairs={n_pairs} exceeds the {max_pairs} distinct pairs of {n} points.")
+            raise ValueError(
+                f"n_pairs={n_pairs} exceeds the {max_pairs} distinct pairs of {n} points."
+            )
         rng = check_random_state(random_state)
         keys = np.empty(0, dtype=np.int64)
         while len(keys) < n_pairs:
@@ -409,7 +412,9 @@ def read_constraints_csv(path: str | PathLike, n_samples: int) -> Constraints:
                     f"{path}:{lineno}: expected 'i,j,kind[,weight]', got {','.join(row)!r}."
                 )
             if not (_is_int(row[0]) and _is_int(row[1])):
-                raise ValueError(f"{path}:{lineno}: indices must be integers, got {row[0]!r}, {row[1]!r}.")
+                raise ValueError(
+                    f"{path}:{lineno}: indices must be integers, got {row[0]!r}, {row[1]!r}."
+                )
             kind = _KIND_ALIASES.get(row[2].lower())
             if kind is None:
                 raise ValueError(

@@ -204,7 +204,9 @@ def check_affinity(A, *, name: str = "affinity") -> sp.csr_matrix:
     diff = abs(W - W.T)
     scale = max(abs(W).max() if W.nnz else 0.0, 1e-300)
     if diff.nnz and diff.max() > 1e-8 * scale:
-        raise ValueError(f"the precomputed {name} is not symmetric (max |A - A.T| = {diff.max():.3g}).")
+        raise ValueError(
+            f"the precomputed {name} is not symmetric (max |A - A.T| = {diff.max():.3g})."
+        )
     W = ((W + W.T) * 0.5).tocsr()
     W.setdiag(0)
     W.eliminate_zeros()
