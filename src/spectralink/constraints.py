@@ -133,7 +133,8 @@ class Constraints:
                 k = bad[0]
                 pair = ml[k] if k < len(ml) else cl[k - len(ml)]
                 raise ValueError(
-                    f"weight {w[k]!r} of pair ({pair[0]}, {pair[1]}) must be positive and finite."
+                    f"weight {float(w[k])!r} of pair ({pair[0]}, {pair[1]}) must be positive "
+                    "and finite."
                 )
 
         for name, pairs in (("must-link", ml), ("cannot-link", cl)):

@@ -1,0 +1,116 @@
+"""Clustering metrics: identities, the k-mismatch case, normalized cut by hand, violations."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from spectralink import Constraints
+from spectralink.metrics import (
+    adjusted_rand_score,
+    clustering_error,
+    majority_vote_error,
+    normalized_cut,
+    normalized_mutual_info_score,
+    violated_fraction,
+)
+
+
+@pytest.fixture
+def labels():
+    rng = np.random.RandomState(0)
+    y = rng.randint(0, 4, size=200)
+    noisy = y.copy()
+    flip = rng.rand(200) < 0.3
+    noisy[flip] = rng.randint(0, 4, size=flip.sum())
+    return y, noisy
+
+
+def test_perfect_labels_give_zero(labels):
+    y, _ = labels
+    perm = np.array([2, 0, 3, 1])[y] + 10  # relabelled, shifted ids
+    assert clustering_error(y, perm) == 0.0
+    assert majority_vote_error(y, perm) == 0.0
+    assert adjusted_rand_score(y, perm) == pytest.approx(1.0)
+    assert normalized_mutual_info_score(y, perm) == pytest.approx(1.0)
+
+
+def test_permutation_invariance(labels):
+    y, pred = labels
+    rng = np.random.RandomState(1)
+    for _ in range(5):
+        perm = rng.permutation(4)
+        assert clustering_error(y, perm[pred]) == pytest.approx(clustering_error(y, pred))
+        assert majority_vote_error(y, perm[pred]) == pytest.approx(majority_vote_error(y, pred))
+        assert clustering_error(perm[y], pred) == pytest.approx(clustering_error(y, pred))
+
+
+def test_clustering_error_matches_brute_force(labels):
+    from itertools import permutations
+
+    y, pred = labels
+    best = max(np.mean(np.array(p)[pred] == y) for p in permutations(range(4)))
+    assert clustering_error(y, pred) == pytest.approx(1 - best)
+    assert 0 < clustering_error(y, pred) < 0.5
+
+
+def test_different_numbers_of_clusters():
+    y = np.array([0, 0, 0, 1, 1, 1])
+    # three clusters for two classes: the best one-to-one matching leaves cluster 2 unmatched
+    pred = np.array([0, 0, 2, 1, 1, 1])
+    assert clustering_error(y, pred) == pytest.approx(1 / 6)
+    assert majority_vote_error(y, pred) == 0.0
+    # one cluster for two classes: at most half can be matched
+    assert clustering_error(y, np.zeros(6, int)) == pytest.approx(0.5)
+    assert majority_vote_error(y, np.zeros(6, int)) == pytest.approx(0.5)
+
+
+def test_majority_vote_at_most_hungarian():
+    rng = np.random.RandomState(3)
+    for _ in range(20):
+        y = rng.randint(0, 3, size=50)
+        pred = rng.randint(0, rng.randint(1, 6), size=50)
+        assert majority_vote_error(y, pred) <= clustering_error(y, pred) + 1e-12
+
+
+def test_label_errors():
+    with pytest.raises(ValueError, match="3 labels but y_pred has 2"):
+        clustering_error([0, 1, 1], [0, 1])
+    with pytest.raises(ValueError, match="1-d"):
+        majority_vote_error([[0, 1]], [[0, 1]])
+    with pytest.raises(ValueError, match="empty"):
+        clustering_error([], [])
+
+
+def test_normalized_cut_by_hand():
+    # path 0-1-2-3 with weights 2, 1, 3 plus edge 0-3 of weight 0.5
+    W = np.zeros((4, 4))
+    for i, j, w in [(0, 1, 2.0), (1, 2, 1.0), (2, 3, 3.0), (0, 3, 0.5)]:
+        W[i, j] = W[j, i] = w
+    # degrees: 2.5, 3, 4, 3.5; C1 = {0, 1} (vol 5.5), C2 = {2, 3} (vol 7.5), cut = 1 + 0.5
+    expected = 1.5 / 5.5 + 1.5 / 7.5
+    assert normalized_cut(W, [0, 0, 1, 1]) == pytest.approx(expected)
+    assert normalized_cut(sp.csr_matrix(W), ["a", "a", "b", "b"]) == pytest.approx(expected)
+    # a single cluster cuts nothing; singletons cut everything (sum of 1 per cluster)
+    assert normalized_cut(W, [0, 0, 0, 0]) == 0.0
+    assert normalized_cut(W, [0, 1, 2, 3]) == pytest.approx(4.0)
+
+
+def test_normalized_cut_isolated_point_and_errors():
+    W = np.zeros((3, 3))
+    W[0, 1] = W[1, 0] = 1.0
+    assert normalized_cut(W, [0, 0, 1]) == 0.0
+    with pytest.raises(ValueError, match="must be square"):
+        normalized_cut(np.ones((3, 2)), [0, 1, 0])
+    with pytest.raises(ValueError, match="one row per label"):
+        normalized_cut(W, [0, 1])
+
+
+def test_violated_fraction():
+    c = Constraints([(0, 1), (2, 3)], [(0, 2), (1, 3)], n_samples=4)
+    assert violated_fraction(np.array([0, 0, 1, 1]), c) == 0.0
+    # (2, 3) ML broken, CL (0, 2) broken
+    assert violated_fraction(np.array([0, 0, 0, 1]), c) == pytest.approx(0.5)
+    assert violated_fraction(np.array([0, 1, 0, 1]), c) == pytest.approx(1.0)
+    assert violated_fraction(np.array([0, 1, 0, 1]), Constraints(n_samples=4)) == 0.0

@@ -1,0 +1,125 @@
+"""Spectral core: iterative eigensolvers against the dense one, signs, k-means on rows."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.linalg import subspace_angles
+
+from spectralink.graph import DisconnectedGraphWarning, degrees, knn_affinity
+from spectralink.spectral import (
+    kmeans_rows,
+    laplacian_eigenvectors,
+    normalize_rows,
+    sign_flip,
+)
+
+M = 6
+
+
+@pytest.fixture(scope="module")
+def graph_3000():
+    """A connected 3000-node k-NN graph with a clear gap after the 5th eigenvalue."""
+    rng = np.random.RandomState(0)
+    centers = rng.normal(0, 3.0, size=(5, 4))
+    X = np.vstack([c + rng.normal(size=(600, 4)) for c in centers])
+    W = knn_affinity(X, n_neighbors=10)
+    vals, vecs = laplacian_eigenvectors(W, M, solver="dense")
+    return W, vals, vecs
+
+
+@pytest.fixture(scope="module")
+def chain_graph():
+    """Points along a curve: distinct eigenvalues, so eigenvectors are unique up to sign."""
+    rng = np.random.RandomState(2)
+    t = np.linspace(0, 6, 400) + rng.uniform(0, 0.005, 400)
+    X = np.column_stack([t, np.sin(t)]) + 0.01 * rng.normal(size=(400, 2))
+    return knn_affinity(X, n_neighbors=8)
+
+
+def _check_against_dense(W, vals, vecs, solver):
+    lam, V = laplacian_eigenvectors(W, M, solver=solver, random_state=0)
+    np.testing.assert_allclose(lam, vals, atol=1e-6)
+    # same invariant subspace: all principal angles ~ 0, i.e. singular values of V^T V_dense ~ 1
+    assert np.max(subspace_angles(V, vecs)) < 1e-4
+    s = np.linalg.svd(V.T @ vecs, compute_uv=False)
+    np.testing.assert_allclose(s, 1.0, atol=1e-6)
+    np.testing.assert_allclose(V.T @ V, np.eye(M), atol=1e-8)
+
+
+@pytest.mark.parametrize("solver", ["arpack", "lobpcg"])
+def test_iterative_solvers_match_dense(graph_3000, solver):
+    W, vals, vecs = graph_3000
+    assert vals[0] == pytest.approx(0.0, abs=1e-10)
+    # the eigen-gap the comparison relies on
+    assert vals[5] - vals[4] > 10 * (vals[4] - vals[0]) / 4
+    _check_against_dense(W, vals, vecs, solver)
+
+
+def test_dense_eigenpairs_satisfy_the_equation(graph_3000):
+    W, vals, vecs = graph_3000
+    d = degrees(W)
+    s = 1 / np.sqrt(d)
+    L = sp.identity(W.shape[0]) - sp.diags(s) @ W @ sp.diags(s)
+    np.testing.assert_allclose(L @ vecs, vecs * vals, atol=1e-10)
+    assert np.all(np.diff(vals) >= -1e-12) and np.all((vals >= 0) & (vals <= 2))
+
+
+def test_trivial_eigenvector(chain_graph):
+    d = degrees(chain_graph)
+    for solver in ("dense", "arpack"):
+        lam, V = laplacian_eigenvectors(chain_graph, 3, solver=solver, random_state=0)
+        assert lam[0] == pytest.approx(0.0, abs=1e-8)
+        np.testing.assert_allclose(V[:, 0], np.sqrt(d) / np.linalg.norm(np.sqrt(d)), atol=1e-7)
+
+
+def test_signs_are_deterministic(chain_graph):
+    ref_vals, ref = laplacian_eigenvectors(chain_graph, 4, solver="dense")
+    assert np.all(np.diff(ref_vals) > 1e-4)  # simple eigenvalues
+    idx = np.argmax(np.abs(ref), axis=0)
+    assert np.all(ref[idx, np.arange(4)] > 0)
+    for seed in (0, 1, 2):
+        _, V = laplacian_eigenvectors(chain_graph, 4, solver="arpack", random_state=seed)
+        np.testing.assert_allclose(V, ref, atol=1e-6)
+
+
+def test_sign_flip():
+    V = np.array([[1.0, -3.0, 0.0], [-2.0, 1.0, 0.0]])
+    F = sign_flip(V)
+    np.testing.assert_array_equal(F, [[-1.0, 3.0, 0.0], [2.0, -1.0, 0.0]])
+    np.testing.assert_array_equal(sign_flip(-V), F)
+
+
+def test_laplacian_eigenvectors_errors(chain_graph):
+    with pytest.raises(ValueError, match="n_components=0"):
+        laplacian_eigenvectors(chain_graph, 0)
+    with pytest.raises(ValueError, match="solver must be"):
+        laplacian_eigenvectors(chain_graph, 2, solver="magic")
+
+
+def test_disconnected_graph_warns_and_keeps_components_apart():
+    block = np.ones((3, 3)) - np.eye(3)
+    W = sp.block_diag([block, block]).tocsr()
+    with pytest.warns(DisconnectedGraphWarning):
+        lam, V = laplacian_eigenvectors(W, 2, solver="dense")
+    np.testing.assert_allclose(lam, [0.0, 0.0], atol=1e-12)
+    labels = kmeans_rows(V, 2, normalize=True, random_state=0)
+    assert len(set(labels[:3])) == 1 and len(set(labels[3:])) == 1 and labels[0] != labels[3]
+
+
+def test_normalize_rows_and_kmeans_rows():
+    F = np.array([[3.0, 4.0], [0.0, 0.0], [0.0, -2.0]])
+    np.testing.assert_allclose(normalize_rows(F), [[0.6, 0.8], [0, 0], [0, -1]])
+    rng = np.random.RandomState(0)
+    F = np.vstack([rng.normal(0, 0.1, (20, 2)) + c for c in ([5, 0], [0, 5], [-5, -5])])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        a = kmeans_rows(F, 3, random_state=0)
+    b = kmeans_rows(F, 3, random_state=0)
+    np.testing.assert_array_equal(a, b)
+    assert a.dtype == np.int64
+    assert all(len(set(a[i : i + 20])) == 1 for i in (0, 20, 40))
+    assert len(set(a)) == 3
