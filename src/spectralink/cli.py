@@ -1,0 +1,724 @@
+"""The ``spectralink`` command: ``cluster``, ``compare`` and ``datasets``.
+
+``spectralink cluster DATA -k K --method NAME``  cluster a .csv/.npy/.npz feature file
+``spectralink compare``                          the papers' protocol on one dataset
+``spectralink datasets``                         the dataset names and where files are read
+
+User mistakes (missing file, bad CSV, unknown method or dataset, invalid parameter,
+inconsistent constraints) end with one ``spectralink: error: ...`` line on stderr and a
+non-zero exit status; ``--debug`` shows the full traceback instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import csv
+import os
+import sys
+import warnings
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+from . import __version__
+
+__all__ = ["main", "read_labels", "read_matrix"]
+
+_BASELINES = ("ncut", "sl", "copkmeans")
+DEFAULT_DATASET = "iris"
+#: Default counts per protocol: random pairs, or labelled points (all pairs among them).
+DEFAULT_CONSTRAINTS = {"pairs": (0, 50, 100, 200, 400, 800), "labeled": (0, 5, 10, 20, 30, 40)}
+DEFAULT_TRIALS = 10
+#: (n, d, k) of the sets bundled with scikit-learn, for ``spectralink datasets``.
+_BUNDLED_SHAPES = {
+    "iris": (150, 4, 3),
+    "wine": (178, 13, 3),
+    "breast_cancer": (569, 30, 2),
+    "digits": (1797, 64, 10),
+}
+
+
+# --------------------------------------------------------------------------- parsing
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (no usage block)."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--debug", action="store_true", help="show full tracebacks instead of one-line errors"
+    )
+
+    parser = _Parser(
+        prog="spectralink",
+        description="Constrained spectral clustering with must-link and cannot-link pairs.",
+    )
+    parser.add_argument("--version", action="version", version=f"spectralink {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser(
+        "cluster",
+        parents=[common],
+        help="cluster a feature file under pairwise constraints",
+        description="Cluster the rows of DATA and write one label per line to OUTPUT.",
+    )
+    p.add_argument("data", metavar="DATA", help="features: .csv (optional header), .npy or .npz")
+    p.add_argument(
+        "-k",
+        "--n-clusters",
+        type=int,
+        required=True,
+        metavar="K",
+        dest="k",
+        help="number of clusters",
+    )
+    p.add_argument("-m", "--method", default="ncut", help="method name (default: ncut)")
+    p.add_argument(
+        "-c",
+        "--constraints",
+        metavar="PAIRS_CSV",
+        help="CSV with columns i,j,kind[,weight]; kind ml/cl (0-based indices)",
+    )
+    p.add_argument(
+        "-y",
+        "--labels",
+        metavar="LABELS",
+        help="true labels (one per line, .csv or .npy) to print the scores",
+    )
+    p.add_argument(
+        "-p",
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="method parameter, repeatable (e.g. --param n_neighbors=10)",
+    )
+    p.add_argument("--random-state", type=int, default=0, metavar="S", help="seed (default: 0)")
+    p.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="OUTPUT",
+        help="where to write the labels (CSV, one per line, header 'label')",
+    )
+    p.set_defaults(func=_cmd_cluster)
+
+    p = sub.add_parser(
+        "compare",
+        parents=[common],
+        help="run the papers' protocol: methods x constraint counts x trials",
+        description="Draw constraint sets from the ground truth of a dataset, run every "
+        "method on the same draws, print mean ± std, and save runs (CSV, JSON), a "
+        "Markdown summary and a PNG curve into --out.",
+    )
+    p.add_argument(
+        "-d",
+        "--dataset",
+        default=DEFAULT_DATASET,
+        help=f"dataset name (default: {DEFAULT_DATASET}; see 'spectralink datasets')",
+    )
+    p.add_argument(
+        "-m",
+        "--methods",
+        default=None,
+        help="comma-separated method names (default: the available baselines "
+        f"among {','.join(_BASELINES)})",
+    )
+    p.add_argument(
+        "-c",
+        "--constraints",
+        default=None,
+        metavar="C1,C2,...",
+        help="constraint counts: pairs, or labelled points with --protocol labeled (default: "
+        + " with pairs, ".join(",".join(map(str, c)) for c in DEFAULT_CONSTRAINTS.values())
+        + " with labeled)",
+    )
+    p.add_argument(
+        "-t",
+        "--trials",
+        type=int,
+        default=DEFAULT_TRIALS,
+        help="constraint draws per count (default: %(default)s)",
+    )
+    p.add_argument(
+        "--protocol",
+        choices=("pairs", "labeled"),
+        default="pairs",
+        help="'pairs': random labelled pairs; 'labeled': all pairs among that "
+        "many labelled points (default: pairs)",
+    )
+    p.add_argument(
+        "--metric",
+        default="error",
+        choices=("error", "majority_error", "ari", "nmi", "violated", "ncut", "time_s"),
+        help="metric of the printed table and the plot (default: error)",
+    )
+    p.add_argument(
+        "-p",
+        "--param",
+        action="append",
+        default=[],
+        metavar="[METHOD.]KEY=VALUE",
+        help="method parameter, repeatable; without METHOD. it applies to every method that has it",
+    )
+    p.add_argument(
+        "-o",
+        "--out",
+        default="spectralink-results",
+        metavar="DIR",
+        help="output directory (default: %(default)s)",
+    )
+    p.add_argument(
+        "--data-dir",
+        default=None,
+        metavar="DIR",
+        help="directory of <name>.npz files (default: $SPECTRALINK_DATA)",
+    )
+    p.add_argument(
+        "--random-state", type=int, default=0, metavar="S", help="base seed (default: 0)"
+    )
+    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    p.set_defaults(func=_cmd_compare)
+
+    p = sub.add_parser(
+        "datasets",
+        parents=[common],
+        help="list dataset names and the data directory",
+        description="List the dataset names, whether each can be loaded, and the "
+        "directory <name>.npz files are read from.",
+    )
+    p.add_argument(
+        "--data-dir",
+        default=None,
+        metavar="DIR",
+        help="directory of <name>.npz files (default: $SPECTRALINK_DATA)",
+    )
+    p.set_defaults(func=_cmd_datasets)
+    return parser
+
+
+def _parse_value(text: str):
+    low = text.strip().lower()
+    if low in ("none", "null"):
+        return None
+    if low in ("true", "false"):
+        return low == "true"
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+
+
+def _parse_params(items: list[str], *, allow_prefix: bool) -> dict[str | None, dict]:
+    """``["sl.n_neighbors=10", "sigma=2"]`` -> ``{"sl": {...}, None: {"sigma": 2}}``."""
+    out: dict[str | None, dict] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ValueError(f"--param {item!r} must look like KEY=VALUE.")
+        method = None
+        if allow_prefix and "." in key:
+            method, key = key.split(".", 1)
+            method = method.lower()
+        if not key.isidentifier():
+            raise ValueError(f"--param {item!r}: {key!r} is not a parameter name.")
+        out.setdefault(method, {})[key] = _parse_value(value)
+    return out
+
+
+def _method_params(name: str) -> set[str]:
+    from .methods import get_method
+
+    cls = get_method(name)
+    return set(cls._get_param_names())
+
+
+def _check_method_params(name: str, params: dict) -> None:
+    allowed = _method_params(name)
+    unknown = sorted(set(params) - allowed)
+    if unknown:
+        raise ValueError(
+            f"method {name!r} has no parameter {unknown[0]!r}; its parameters are "
+            f"{', '.join(sorted(allowed))}."
+        )
+
+
+def _parse_counts(text: str) -> list[int]:
+    counts = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        try:
+            c = int(part)
+        except ValueError:
+            raise ValueError(f"--constraints {text!r}: {part!r} is not an integer count.") from None
+        if c < 0:
+            raise ValueError(f"--constraints {text!r}: counts must be >= 0, got {c}.")
+        counts.append(c)
+    if not counts:
+        raise ValueError("--constraints is empty; give counts such as 0,50,100.")
+    return sorted(dict.fromkeys(counts))
+
+
+# --------------------------------------------------------------------------- file input
+def _csv_delimiter(path: Path) -> str | None:
+    """Field separator by extension; ``None`` (any whitespace) for ``.txt``."""
+    return {".csv": ",", ".tsv": "\t"}.get(path.suffix.lower())
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def read_matrix(path: str | os.PathLike) -> tuple[np.ndarray, np.ndarray | None]:
+    """Features from ``.csv``/``.tsv``/``.txt`` (optional header), ``.npy`` or ``.npz``.
+
+    Returns ``(X, y)``; ``y`` is the ``y`` array of an ``.npz`` file, else ``None``.
+    """
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if not path.is_file():
+        raise FileNotFoundError(2, "no such file", str(path))
+    y = None
+    if suffix == ".npy":
+        X = _load_npy(path)
+    elif suffix == ".npz":
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                arrays = {k: data[k] for k in data.files if k in ("X", "y")}
+                found = sorted(data.files)
+        except (OSError, EOFError, ValueError, AttributeError, zipfile.BadZipFile) as exc:
+            raise ValueError(f"{path}: not a readable .npz file ({exc})") from None
+        if "X" not in arrays:
+            raise ValueError(
+                f"{path}: an .npz file must hold an array 'X' "
+                f"(found {', '.join(found) or 'nothing'})."
+            )
+        X, y = arrays["X"], arrays.get("y")
+    elif suffix in (".csv", ".tsv", ".txt"):
+        X = _load_text_matrix(path)
+    else:
+        raise ValueError(
+            f"{path}: unsupported data format {suffix or '(none)'!r}; "
+            "use .csv, .tsv, .txt, .npy or .npz."
+        )
+    if X.ndim == 1:
+        X = X.reshape(-1, 1)
+    if X.ndim != 2:
+        raise ValueError(f"{path}: expected a 2-d table of features, got shape {X.shape}.")
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        raise ValueError(f"{path}: holds no data rows.")
+    if not np.issubdtype(X.dtype, np.number) or np.issubdtype(X.dtype, np.complexfloating):
+        raise ValueError(f"{path}: features must be real numbers, got dtype {X.dtype}.")
+    if not np.all(np.isfinite(X)):
+        r, c = np.argwhere(~np.isfinite(X))[0]
+        raise ValueError(f"{path}: non-finite value {X[r, c]} at row {r}, column {c}.")
+    return X.astype(np.float64, copy=False), y
+
+
+def _load_npy(path: Path) -> np.ndarray:
+    try:
+        return np.load(path, allow_pickle=False)
+    except (OSError, EOFError) as exc:
+        raise ValueError(f"{path}: not a readable .npy file ({exc}).") from None
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
+
+
+def _first_row(path: Path, delimiter: str | None) -> list[str]:
+    with open(path, newline="") as fh:
+        for line in fh:
+            line = line.strip()
+            if line and not line.startswith("#"):
+                return line.split(delimiter) if delimiter else line.split()
+    return []
+
+
+def _load_text_matrix(path: Path) -> np.ndarray:
+    delimiter = _csv_delimiter(path)
+    first = _first_row(path, delimiter)
+    if not first:
+        raise ValueError(f"{path}: holds no data rows.")
+    header = not all(_is_number(v.strip()) for v in first)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "input contains no data" is reported below
+        try:
+            X = np.loadtxt(
+                path,
+                delimiter=delimiter,
+                skiprows=1 if header else 0,
+                ndmin=2,
+                dtype=np.float64,
+                comments="#",
+            )
+        except ValueError as exc:
+            raise ValueError(f"{path}: not a numeric table: {exc}") from None
+    return X
+
+
+def read_labels(path: str | os.PathLike, n_samples: int | None = None) -> np.ndarray:
+    """One label per line from ``.csv``/``.txt`` (optional header) or a 1-d ``.npy``.
+
+    Integer labels stay integers; other labels are kept as strings.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(2, "no such file", str(path))
+    if path.suffix.lower() == ".npy":
+        y = np.asarray(_load_npy(path))
+        if y.ndim == 2 and 1 in y.shape:
+            y = y.ravel()
+        if y.ndim != 1:
+            raise ValueError(f"{path}: labels must be a 1-d array, got shape {y.shape}.")
+    else:
+        values = []
+        with open(path, newline="") as fh:
+            for lineno, row in enumerate(csv.reader(fh), start=1):
+                row = [v.strip() for v in row]
+                if not row or all(v == "" for v in row) or row[0].startswith("#"):
+                    continue
+                if len(row) != 1:
+                    raise ValueError(
+                        f"{path}:{lineno}: expected one label per line, got {len(row)} fields."
+                    )
+                values.append(row[0])
+        # a non-numeric first line followed by numeric labels is a header
+        if len(values) > 1 and not _is_number(values[0]) and _is_number(values[1]):
+            values = values[1:]
+        if not values:
+            raise ValueError(f"{path}: holds no labels.")
+        try:
+            y = np.array([int(v) for v in values], dtype=np.int64)
+        except ValueError:
+            y = np.array(values)
+    if n_samples is not None and len(y) != n_samples:
+        raise ValueError(f"{path}: has {len(y)} labels but the data has {n_samples} rows.")
+    return y
+
+
+def _check_output_path(path: Path) -> None:
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise FileNotFoundError(2, "output directory does not exist", str(parent))
+    if path.is_dir():
+        raise IsADirectoryError(21, "output is a directory", str(path))
+
+
+# --------------------------------------------------------------------------- commands
+def _cmd_cluster(args) -> int:
+    from .constraints import Constraints
+    from .experiments import atomic_write
+    from .methods import get_method
+    from .metrics import (
+        adjusted_rand_score,
+        clustering_error,
+        normalized_mutual_info_score,
+        violated_fraction,
+    )
+
+    out = Path(args.output)
+    _check_output_path(out)
+    params = _parse_params(args.param, allow_prefix=False).get(None, {})
+    cls = get_method(args.method)
+    _check_method_params(args.method, params)
+    X, y_npz = read_matrix(args.data)
+    n = X.shape[0]
+    y = read_labels(args.labels, n) if args.labels else y_npz
+    if y is not None and len(y) != n:
+        raise ValueError(f"{args.data}: y has {len(y)} labels but X has {n} rows.")
+    cons = Constraints.from_csv(args.constraints, n) if args.constraints else None
+
+    est = cls(n_clusters=args.k, **params)
+    if "random_state" not in params and "random_state" in est.get_params():
+        est.set_params(random_state=args.random_state)
+    labels = np.asarray(est.fit(X, constraints=cons).labels_)
+
+    with atomic_write(out, "w", newline="") as fh:
+        fh.write("label\n")
+        fh.write("".join(f"{int(v)}\n" for v in labels))
+
+    n_found = len(np.unique(labels))
+    print(
+        f"{args.method}: {n} points, k={args.k} ({n_found} clusters found)"
+        + (
+            f", {len(cons)} constraints ({cons.n_must_link} must-link, "
+            f"{cons.n_cannot_link} cannot-link)"
+            if cons is not None
+            else ""
+        )
+    )
+    if y is not None:
+        print(f"  error      {clustering_error(y, labels):.4f}")
+        print(f"  ARI        {adjusted_rand_score(y, labels):.4f}")
+        print(f"  NMI        {normalized_mutual_info_score(y, labels):.4f}")
+    if cons is not None:
+        print(f"  violated   {violated_fraction(labels, cons):.4f}")
+    print(f"labels written to {out}")
+    return 0
+
+
+def _compare_methods(args) -> dict[str, dict]:
+    from .methods import available_methods, get_method
+
+    if args.methods is None:
+        names = [m for m in _BASELINES if m in available_methods()]
+    else:
+        names = [m.strip().lower() for m in args.methods.split(",") if m.strip()]
+        if not names:
+            raise ValueError("--methods is empty; give names such as ncut,sl,copkmeans.")
+    for name in names:
+        get_method(name)
+    params = _parse_params(args.param, allow_prefix=True)
+    unknown = sorted(set(params) - {None} - set(names))
+    if unknown:
+        raise ValueError(f"--param for method {unknown[0]!r}, which is not in --methods.")
+    out = {}
+    for name in dict.fromkeys(names):
+        allowed = _method_params(name)
+        mine = {k: v for k, v in params.get(None, {}).items() if k in allowed}
+        mine.update(params.get(name, {}))
+        _check_method_params(name, mine)
+        out[name] = mine
+    global_unused = set(params.get(None, {})) - set().union(*(_method_params(m) for m in out))
+    if global_unused:
+        raise ValueError(f"no method in --methods has a parameter {sorted(global_unused)[0]!r}.")
+    return out
+
+
+def _cmd_compare(args) -> int:
+    from .datasets import load
+    from .experiments import (
+        atomic_write,
+        format_table,
+        run_protocol,
+        summarize,
+        write_records_csv,
+        write_records_json,
+    )
+    from .plots import plot_metric_curves
+
+    methods = _compare_methods(args)
+    if args.constraints is None:
+        counts = list(DEFAULT_CONSTRAINTS[args.protocol])
+    else:
+        counts = _parse_counts(args.constraints)
+    if args.trials < 1:
+        raise ValueError(f"--trials must be >= 1, got {args.trials}.")
+    if args.random_state < 0:
+        raise ValueError(f"--random-state must be >= 0, got {args.random_state}.")
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise FileExistsError(17, "--out exists and is not a directory", str(out))
+    name = args.dataset.lower()
+    X, y = load(name, args.data_dir)
+    k = len(np.unique(y))
+    limit = X.shape[0] * (X.shape[0] - 1) // 2 if args.protocol == "pairs" else X.shape[0]
+    if max(counts) > limit:
+        what = "distinct pairs" if args.protocol == "pairs" else "points"
+        raise ValueError(f"--constraints {max(counts)} exceeds the {limit} {what} of {name}.")
+
+    print(
+        f"{name}: n={X.shape[0]}, d={X.shape[1]}, k={k}; methods {', '.join(methods)}; "
+        f"protocol '{args.protocol}', {args.trials} trials per count, seed {args.random_state}",
+        flush=True,
+    )
+    records = run_protocol(
+        X,
+        y,
+        methods,
+        counts,
+        n_trials=args.trials,
+        protocol=args.protocol,
+        random_state=args.random_state,
+        dataset=name,
+        progress=not args.no_progress,
+    )
+
+    out.mkdir(parents=True, exist_ok=True)
+    config = {
+        "dataset": name,
+        "n_samples": int(X.shape[0]),
+        "n_features": int(X.shape[1]),
+        "n_clusters": int(k),
+        "methods": methods,
+        "n_constraints": counts,
+        "n_trials": args.trials,
+        "protocol": args.protocol,
+        "random_state": args.random_state,
+        "spectralink_version": __version__,
+    }
+    paths = {
+        "runs_csv": out / f"{name}_runs.csv",
+        "runs_json": out / f"{name}_runs.json",
+        "summary": out / f"{name}_summary.md",
+        "plot": out / f"{name}_{args.metric}.png",
+    }
+    write_records_csv(records, paths["runs_csv"])
+    write_records_json(records, paths["runs_json"], config=config)
+    with atomic_write(paths["summary"], "w") as fh:
+        fh.write(_summary_markdown(records, config, args.metric))
+    plot_metric_curves(
+        records,
+        paths["plot"],
+        metric=args.metric,
+        title=f"{name} (n={X.shape[0]}, k={k}), {args.trials} trials",
+        xlabel="number of labelled points"
+        if args.protocol == "labeled"
+        else "number of pairwise constraints",
+    )
+
+    print(f"\n{args.metric}, mean ± std over {args.trials} trials")
+    print(
+        format_table(
+            summarize(records, args.metric), markdown=False, count_label=_count_label(args.protocol)
+        )
+    )
+    _report_problems(records)
+    print("\nwritten: " + ", ".join(str(p) for p in paths.values()))
+    if all(r["status"] != "ok" for r in records):
+        raise ValueError(f"every run failed; first failure: {records[0]['message']}")
+    return 0
+
+
+def _count_label(protocol: str) -> str:
+    return "labelled points" if protocol == "labeled" else "constraints"
+
+
+def _summary_markdown(records, config, metric) -> str:
+    from .experiments import format_table, summarize
+
+    lines = [
+        f"# {config['dataset']}: {', '.join(config['methods'])}",
+        "",
+        f"n = {config['n_samples']}, d = {config['n_features']}, k = {config['n_clusters']}; "
+        f"protocol `{config['protocol']}`; {config['n_trials']} trials per count; "
+        f"base seed {config['random_state']}; spectralink {config['spectralink_version']}.",
+        "Cells are mean ± std (sample std) over the trials; failed runs are left out and counted.",
+        "",
+    ]
+    params = {m: p for m, p in config["methods"].items() if p}
+    if params:
+        lines += ["Parameters: " + "; ".join(f"{m}: {p}" for m, p in params.items()), ""]
+    shown = [metric] + [
+        m for m in ("error", "ari", "nmi", "violated", "ncut", "time_s") if m != metric
+    ]
+    for m in shown:
+        lines += [
+            f"## {m}",
+            "",
+            format_table(summarize(records, m), count_label=_count_label(config["protocol"])),
+            "",
+        ]
+    return "\n".join(lines)
+
+
+def _report_problems(records) -> None:
+    """Failures per method (first message) and warnings grouped by message."""
+    lines = []
+    for method in dict.fromkeys(r["method"] for r in records):
+        mine = [r for r in records if r["method"] == method]
+        failed = [r for r in mine if r["status"] != "ok"]
+        if failed:
+            lines.append(
+                f"{method}: {len(failed)} of {len(mine)} runs failed, first: {failed[0]['message']}"
+            )
+    by_message: dict[str, list[str]] = {}
+    for r in records:
+        for msg in filter(None, r["warnings"].split(" | ")):
+            by_message.setdefault(msg, []).append(r["method"])
+    for msg, methods in by_message.items():
+        lines.append(f"warning in {len(methods)} runs ({', '.join(dict.fromkeys(methods))}): {msg}")
+    if lines:
+        print("\n" + "\n".join(lines))
+
+
+def _cmd_datasets(args) -> int:
+    from .datasets import BENCHMARK_DATASETS, BUNDLED_DATASETS, data_home, list_datasets
+
+    home = data_home(args.data_dir)
+    if args.data_dir is not None:
+        source = "--data-dir"
+    elif os.environ.get("SPECTRALINK_DATA"):
+        source = "SPECTRALINK_DATA"
+    else:
+        source = "default; set SPECTRALINK_DATA to change it"
+    state = "exists" if home.is_dir() else "does not exist"
+    print(f"data directory: {home} ({source}; {state})")
+    rows = [("name", "status", "n", "d", "k")]
+    for name, ok in list_datasets(args.data_dir).items():
+        if name in BUNDLED_DATASETS:
+            status = "bundled (scikit-learn)"
+        else:
+            status = "available" if ok else "missing"
+        shape = {**BENCHMARK_DATASETS, **_BUNDLED_SHAPES}.get(name, ("", "", ""))
+        rows.append((name, status, *map(str, shape)))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for r in rows:
+        print("  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip())
+    return 0
+
+
+# --------------------------------------------------------------------------- entry point
+def _one_line(exc: BaseException) -> str:
+    from .datasets import DatasetNotFoundError
+
+    if isinstance(exc, OSError) and not isinstance(exc, DatasetNotFoundError) and exc.filename:
+        text = f"{exc.filename}: {exc.strerror or exc}"
+    else:
+        text = str(exc) or type(exc).__name__
+    return " ".join(text.split())
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    print(f"spectralink: warning: {' '.join(str(message).split())}", file=sys.stderr)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the ``spectralink`` command line with ``argv`` (default ``sys.argv[1:]``).
+
+    Returns the exit status: 0 on success, 1 for an error in the inputs, 2 for a usage
+    error, 130 when interrupted.
+    """
+    parser = _build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version and usage errors
+        return int(exc.code or 0) if not isinstance(exc.code, str) else 2
+    if args.command is None:
+        print(
+            "spectralink: error: choose a command: cluster, compare or datasets "
+            "(see 'spectralink --help')",
+            file=sys.stderr,
+        )
+        return 2
+    debug = getattr(args, "debug", False)
+    previous = warnings.showwarning
+    if not debug:
+        warnings.showwarning = _show_warning
+    try:
+        return args.func(args)
+    except KeyboardInterrupt:
+        print("spectralink: interrupted", file=sys.stderr)
+        return 130
+    except (ValueError, TypeError, OSError) as exc:
+        if debug:
+            raise
+        print(f"spectralink: error: {_one_line(exc)}", file=sys.stderr)
+        return 1
+    finally:
+        warnings.showwarning = previous
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

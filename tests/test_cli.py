@@ -1,0 +1,344 @@
+"""Tests of the ``spectralink`` command line (in-process through ``main`` and once as a
+console script)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from spectralink.cli import main, read_labels, read_matrix
+from spectralink.datasets import load
+from spectralink.methods import available_methods
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def assert_one_line_error(code, err):
+    assert code != 0
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("spectralink") and "error:" in lines[0]
+    assert "Traceback" not in err
+
+
+@pytest.fixture(scope="module")
+def iris_files(tmp_path_factory):
+    """iris features (CSV with a header), labels and a consistent constraints file."""
+    d = tmp_path_factory.mktemp("iris")
+    X, y = load("iris")
+    with open(d / "X.csv", "w") as fh:
+        fh.write("a,b,c,d\n")
+        fh.writelines(",".join(f"{v:g}" for v in row) + "\n" for row in X)
+    np.save(d / "X.npy", X)
+    (d / "y.csv").write_text("label\n" + "".join(f"{v}\n" for v in y))
+    (d / "pairs.csv").write_text("i,j,kind\n0,1,ml\n0,60,cl\n55,120,cannot-link\n70,80,1\n")
+    return d, X, y
+
+
+def test_cluster_csv_with_constraints_and_labels(capsys, tmp_path, iris_files):
+    d, X, y = iris_files
+    out = tmp_path / "labels.csv"
+    code, stdout, err = run(
+        capsys,
+        "cluster",
+        str(d / "X.csv"),
+        "-k",
+        "3",
+        "--method",
+        "ncut",
+        "--constraints",
+        str(d / "pairs.csv"),
+        "--labels",
+        str(d / "y.csv"),
+        "--param",
+        "n_neighbors=15",
+        "--random-state",
+        "1",
+        "-o",
+        str(out),
+    )
+    assert code == 0, err
+    assert "4 constraints (2 must-link, 2 cannot-link)" in stdout
+    for name in ("error", "ARI", "NMI", "violated"):
+        assert name in stdout
+    labels = read_labels(out)
+    assert labels.shape == (150,) and set(labels) <= {0, 1, 2}
+    from spectralink.metrics import clustering_error
+
+    assert f"{clustering_error(y, labels):.4f}" in stdout
+    assert os.listdir(tmp_path) == ["labels.csv"]
+
+    # the .npy input gives the same labels with the same seed and parameters
+    out2 = tmp_path / "labels2.csv"
+    code, _, err = run(
+        capsys,
+        "cluster",
+        str(d / "X.npy"),
+        "-k",
+        "3",
+        "-p",
+        "n_neighbors=15",
+        "-c",
+        str(d / "pairs.csv"),
+        "--random-state",
+        "1",
+        "-o",
+        str(out2),
+    )
+    assert code == 0, err
+    assert np.array_equal(read_labels(out2), labels)
+
+
+def test_read_matrix_and_labels(tmp_path):
+    (tmp_path / "x.csv").write_text("1,2\n3,4\n5,6\n")
+    X, y = read_matrix(tmp_path / "x.csv")
+    assert X.shape == (3, 2) and y is None
+    np.savez(tmp_path / "d.npz", X=np.eye(3), y=np.array([0, 1, 1]))
+    X, y = read_matrix(tmp_path / "d.npz")
+    assert X.shape == (3, 3) and list(y) == [0, 1, 1]
+    (tmp_path / "y.csv").write_text("cat\ndog\ncat\n")
+    assert list(read_labels(tmp_path / "y.csv", 3)) == ["cat", "dog", "cat"]
+
+
+def test_compare_writes_runs_summary_and_plot(capsys, tmp_path):
+    methods = [m for m in ("ncut", "sl", "copkmeans") if m in available_methods()]
+    out = tmp_path / "res"
+    code, stdout, err = run(
+        capsys,
+        "compare",
+        "--dataset",
+        "iris",
+        "--methods",
+        ",".join(methods),
+        "--constraints",
+        "0,20",
+        "--trials",
+        "2",
+        "--out",
+        str(out),
+        "--no-progress",
+    )
+    assert code == 0, err
+    assert "mean ± std" in stdout
+    for m in methods:
+        assert m in stdout
+    files = sorted(os.listdir(out))
+    assert files == ["iris_error.png", "iris_runs.csv", "iris_runs.json", "iris_summary.md"]
+    with open(out / "iris_runs.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == 2 * 2 * len(methods)
+    assert {r["method"] for r in rows} == set(methods)
+    assert {int(r["n_constraints"]) for r in rows} == {0, 20}
+    doc = json.loads((out / "iris_runs.json").read_text())
+    assert doc["config"]["dataset"] == "iris" and len(doc["records"]) == len(rows)
+    assert (out / "iris_error.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    summary = (out / "iris_summary.md").read_text()
+    assert "| constraints |" in summary and "## ari" in summary
+
+
+def test_compare_param_and_metric(capsys, tmp_path):
+    code, stdout, err = run(
+        capsys,
+        "compare",
+        "-d",
+        "iris",
+        "-m",
+        "ncut",
+        "-c",
+        "0",
+        "-t",
+        "1",
+        "-p",
+        "ncut.n_neighbors=10",
+        "--metric",
+        "ari",
+        "--protocol",
+        "labeled",
+        "-o",
+        str(tmp_path),
+        "--no-progress",
+    )
+    assert code == 0, err
+    assert (tmp_path / "iris_ari.png").is_file()
+    doc = json.loads((tmp_path / "iris_runs.json").read_text())
+    assert doc["config"]["methods"] == {"ncut": {"n_neighbors": 10}}
+    assert doc["config"]["protocol"] == "labeled"
+    assert "| labelled points |" in (tmp_path / "iris_summary.md").read_text()
+
+
+def test_datasets_lists_names_and_directory(capsys, tmp_path):
+    np.savez(tmp_path / "toy.npz", X=np.eye(3), y=np.arange(3))
+    code, stdout, err = run(capsys, "datasets", "--data-dir", str(tmp_path))
+    assert code == 0, err
+    assert str(tmp_path) in stdout.splitlines()[0]
+    lines = {ln.split()[0]: ln for ln in stdout.splitlines()[1:]}
+    assert "bundled" in lines["iris"]
+    assert "available" in lines["toy"]
+    assert "missing" in lines["usps"]
+
+
+@pytest.fixture
+def bad_files(tmp_path, iris_files):
+    d, X, y = iris_files
+    (tmp_path / "bad.csv").write_text("1,2\n3,oops\n")
+    (tmp_path / "ragged.csv").write_text("1,2\n3\n")
+    (tmp_path / "empty.csv").write_text("")
+    (tmp_path / "data.xlsx").write_text("x")
+    (tmp_path / "incons.csv").write_text("0,1,ml\n1,2,ml\n0,2,cl\n")
+    (tmp_path / "range.csv").write_text("0,1000,ml\n")
+    (tmp_path / "kind.csv").write_text("0,1,maybe\n")
+    (tmp_path / "short_y.csv").write_text("0\n1\n")
+    (tmp_path / "garbage.npz").write_bytes(b"not a zip file")
+    (tmp_path / "garbage.npy").write_bytes(b"not an array")
+    np.save(tmp_path / "nan.npy", np.array([[0.0, 1.0], [np.nan, 2.0], [3.0, 4.0]]))
+    return d, tmp_path
+
+
+CLUSTER_ERRORS = [
+    (["missing.csv", "-k", "3"], "missing.csv"),
+    (["{t}/bad.csv", "-k", "2"], "bad.csv"),
+    (["{t}/ragged.csv", "-k", "2"], "ragged.csv"),
+    (["{t}/empty.csv", "-k", "2"], "no data"),
+    (["{t}/data.xlsx", "-k", "2"], "unsupported"),
+    (["{t}/garbage.npz", "-k", "2"], "garbage.npz"),
+    (["{t}/garbage.npy", "-k", "2"], "garbage.npy"),
+    (["{t}/nan.npy", "-k", "2"], "non-finite value nan at row 1"),
+    (["{d}/X.csv", "-k", "1"], "n_clusters"),
+    (["{d}/X.csv", "-k", "500"], "n_clusters"),
+    (["{d}/X.csv", "-k", "3", "--method", "nope"], "unknown method"),
+    (["{d}/X.csv", "-k", "3", "-c", "{t}/incons.csv"], "chain of must-links"),
+    (["{d}/X.csv", "-k", "3", "-c", "{t}/range.csv"], "out of range"),
+    (["{d}/X.csv", "-k", "3", "-c", "{t}/kind.csv"], "kind"),
+    (["{d}/X.csv", "-k", "3", "-y", "{t}/short_y.csv"], "2 labels"),
+    (["{d}/X.csv", "-k", "3", "-p", "bogus=1"], "no parameter 'bogus'"),
+    (["{d}/X.csv", "-k", "3", "-p", "novalue"], "KEY=VALUE"),
+    (["{d}/X.csv", "-k", "3", "-p", "n_neighbors=-3"], "n_neighbors"),
+    (["{d}/X.csv", "-k", "three"], "invalid int"),
+]
+
+
+@pytest.mark.parametrize("argv, needle", CLUSTER_ERRORS)
+def test_cluster_errors_are_one_line(capsys, tmp_path, bad_files, argv, needle):
+    d, t = bad_files
+    out = tmp_path / "out" / "labels.csv"
+    out.parent.mkdir()
+    out.write_text("old\n")
+    argv = [a.format(d=d, t=t) for a in argv]
+    code, _, err = run(capsys, "cluster", *argv, "-o", str(out))
+    assert_one_line_error(code, err)
+    assert needle in err
+    # a failed run leaves the previous output untouched and no temporary file
+    assert out.read_text() == "old\n"
+    assert os.listdir(out.parent) == ["labels.csv"]
+
+
+def test_cluster_missing_output_dir(capsys, tmp_path, iris_files):
+    d, _, _ = iris_files
+    code, _, err = run(
+        capsys, "cluster", str(d / "X.csv"), "-k", "3", "-o", str(tmp_path / "nodir" / "labels.csv")
+    )
+    assert_one_line_error(code, err)
+    assert "nodir" in err
+
+
+COMPARE_ERRORS = [
+    (["--dataset", "no_such_set"], "no_such_set"),
+    (["--dataset", "usps", "--data-dir", "{t}"], "usps.npz"),
+    (["--methods", "ncut,nope"], "unknown method"),
+    (["--methods", ","], "empty"),
+    (["--constraints", "0,x"], "not an integer"),
+    (["--constraints", "-5"], ">= 0"),
+    (["--constraints", "0,99999999"], "exceeds"),
+    (["--trials", "0"], "--trials"),
+    (["--metric", "accuracy"], "invalid choice"),
+    (["--protocol", "triplets"], "invalid choice"),
+    (["-p", "nope.sigma=1"], "not in --methods"),
+    (["-m", "ncut", "-p", "bogus=1"], "bogus"),
+]
+
+
+@pytest.mark.parametrize("argv, needle", COMPARE_ERRORS)
+def test_compare_errors_are_one_line(capsys, tmp_path, argv, needle):
+    argv = [a.format(t=tmp_path) for a in argv]
+    # defaults first; argparse lets the options given later win
+    code, _, err = run(
+        capsys,
+        "compare",
+        "-d",
+        "iris",
+        "-t",
+        "1",
+        "-c",
+        "0",
+        *argv,
+        "--out",
+        str(tmp_path / "res"),
+        "--no-progress",
+    )
+    assert_one_line_error(code, err)
+    assert needle in err
+    assert not (tmp_path / "res").exists()
+
+
+def test_no_command_and_help(capsys):
+    code, _, err = run(capsys)
+    assert_one_line_error(code, err)
+    code, out, _ = run(capsys, "--help")
+    assert code == 0 and "compare" in out
+    code, out, _ = run(capsys, "compare", "--help")
+    assert code == 0 and "--constraints" in out
+
+
+def test_debug_shows_the_exception(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        main(
+            [
+                "cluster",
+                str(tmp_path / "none.csv"),
+                "-k",
+                "2",
+                "-o",
+                str(tmp_path / "o.csv"),
+                "--debug",
+            ]
+        )
+
+
+def _console_command():
+    exe = shutil.which("spectralink")
+    return [exe] if exe else [sys.executable, "-m", "spectralink"]
+
+
+def test_console_script(tmp_path):
+    # one real process: the installed entry point runs and a user error has no traceback
+    proc = subprocess.run(
+        [
+            *_console_command(),
+            "cluster",
+            str(tmp_path / "none.csv"),
+            "-k",
+            "2",
+            "-o",
+            str(tmp_path / "o.csv"),
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "MPLBACKEND": "Agg"},
+        timeout=300,
+    )
+    assert proc.returncode == 1
+    assert proc.stderr.strip().startswith("spectralink: error:")
+    assert "none.csv" in proc.stderr and "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "o.csv").exists()
