@@ -1,0 +1,1 @@
+"""Exact small solvers shared by the methods (pure functions, no estimator state)."""
