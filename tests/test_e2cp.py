@@ -1,0 +1,188 @@
+"""E2CP propagation (dense, low-rank, iterative forms), refinement and the E2CP estimator."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from spectralink import E2CP, Constraints
+from spectralink.graph import knn_affinity, normalized_adjacency, normalized_laplacian
+from spectralink.methods.e2cp import refined_affinity
+from spectralink.solvers.propagation import (
+    masked_pairs,
+    propagate_dense,
+    propagate_pairs,
+    propagation_operator,
+    refine_dense,
+    refine_masked,
+    refine_values,
+    solve_shifted_laplacian,
+)
+
+
+def _problem(seed=0, n_per=30, sep=3.0, n_pairs=60):
+    rng = np.random.default_rng(seed)
+    centers = np.array([[0.0, 0.0], [sep, 0.0], [0.0, sep]])
+    X = np.vstack([c + rng.standard_normal((n_per, 2)) for c in centers])
+    y = np.repeat(np.arange(3), n_per)
+    W = knn_affinity(X, n_neighbors=8)
+    cons = Constraints.from_labels(y, n_pairs, random_state=seed)
+    return X, y, W, cons
+
+
+def _reference_F(W, cons, eta):
+    # eq. 11 verbatim with explicit inverses
+    n = W.shape[0]
+    G = np.linalg.inv(eta * np.eye(n) + normalized_laplacian(W).toarray())
+    return eta**2 * G @ cons.signed_matrix.toarray() @ G
+
+
+@pytest.mark.parametrize("eta", [0.25, 1.0])
+def test_dense_and_low_rank_propagation_equal_eq11(eta):
+    X, y, W, cons = _problem(seed=1)
+    ref = _reference_F(W, cons, eta)
+    for solver in ("cholesky", "cg"):
+        F = propagate_dense(W, cons, eta, solver=solver, tol=1e-13)
+        np.testing.assert_allclose(F, ref, atol=1e-10)
+    n = W.shape[0]
+    rng = np.random.default_rng(0)
+    rows, cols = rng.integers(0, n, 500), rng.integers(0, n, 500)
+    # small blocks force several constraint blocks and re-solved shared endpoints
+    for block in (None, 5):
+        f = propagate_pairs(W, cons, rows, cols, eta, tol=1e-13, block_points=block)
+        np.testing.assert_allclose(f, ref[rows, cols], atol=1e-8 * max(1.0, abs(ref).max()))
+        assert np.max(np.abs(f - ref[rows, cols])) < 1e-8
+
+
+def test_iterative_alpha_form_converges_to_closed_form():
+    # Lu & Ip: F_v <- a S F_v + (1 - a) Y, then F_h <- a F_h S + (1 - a) F_v*, a = 1/(1 + eta)
+    X, y, W, cons = _problem(seed=2)
+    eta = 0.25
+    alpha = 1.0 / (1.0 + eta)
+    S = normalized_adjacency(W)[0].toarray()
+    Y = cons.signed_matrix.toarray()
+    Fv = np.zeros_like(Y)
+    for _ in range(400):
+        Fv = alpha * S @ Fv + (1 - alpha) * Y
+    Fh = np.zeros_like(Y)
+    for _ in range(400):
+        Fh = alpha * Fh @ S + (1 - alpha) * Fv
+    np.testing.assert_allclose(Fh, propagate_dense(W, cons, eta), atol=1e-10)
+
+
+def test_cg_solver_and_operator_spectrum():
+    X, y, W, cons = _problem(seed=3)
+    eta = 0.25
+    M = propagation_operator(W, eta)
+    ev = np.linalg.eigvalsh(M.toarray())
+    assert ev.min() >= eta - 1e-12 and ev.max() <= 2 + eta + 1e-12
+    B = np.random.default_rng(0).standard_normal((W.shape[0], 4))
+    U = solve_shifted_laplacian(M, B, tol=1e-12)
+    np.testing.assert_allclose(M @ U, B, atol=1e-10)
+
+
+def test_refinement_stays_in_unit_interval():
+    rng = np.random.default_rng(4)
+    w = rng.uniform(0, 1, 1000)
+    f = rng.uniform(-3, 3, 1000)  # beyond [-1, 1]: clipped
+    v = refine_values(w, f)
+    assert v.min() >= 0 and v.max() <= 1
+    # eq. 12 by cases, on F within range
+    fc = np.clip(f, -1, 1)
+    np.testing.assert_allclose(v, np.where(fc >= 0, 1 - (1 - fc) * (1 - w), (1 + fc) * w))
+
+    X, y, W, cons = _problem(seed=4, n_pairs=200)
+    F = 50 * propagate_dense(W, cons)  # exaggerate so clipping matters
+    R = refine_dense(W, F)
+    assert R.min() >= 0 and R.max() <= 1 and np.all(np.diag(R) == 0)
+    np.testing.assert_allclose(R, R.T)
+    rows, cols = masked_pairs(W, cons)
+    Rm = refine_masked(W, rows, cols, F[rows, cols])
+    assert Rm.data.min() >= 0 and Rm.data.max() <= 1
+    # the masked refinement equals the dense one on its mask, and is 0 elsewhere
+    mask = np.zeros(W.shape, bool)
+    mask[rows, cols] = mask[cols, rows] = True
+    np.testing.assert_allclose(Rm.toarray()[mask], R[mask], atol=1e-14)
+    assert np.all(Rm.toarray()[~mask] == 0)
+
+
+def test_masked_pairs_cover_graph_and_constraints():
+    X, y, W, cons = _problem(seed=5)
+    rows, cols = masked_pairs(W, cons)
+    assert np.all(rows < cols)
+    got = set(zip(rows.tolist(), cols.tolist(), strict=True))
+    Wu = sp.triu(W, 1).tocoo()
+    assert set(zip(Wu.row.tolist(), Wu.col.tolist(), strict=True)) <= got
+    assert {tuple(p) for p in cons.must_link.tolist() + cons.cannot_link.tolist()} <= got
+
+
+def test_refined_affinity_paths_agree_on_the_mask():
+    X, y, W, cons = _problem(seed=6)
+    Rd, pd = refined_affinity(W, cons, refinement="dense")
+    Rm, pm = refined_affinity(W, cons, refinement="masked")
+    assert (pd, pm) == ("dense", "masked")
+    rows, cols = masked_pairs(W, cons)
+    np.testing.assert_allclose(
+        np.asarray(Rm[rows, cols]).ravel(), np.asarray(Rd[rows, cols]).ravel(), atol=1e-9
+    )
+    assert Rd.nnz > Rm.nnz  # positive propagation fills the dense refined graph in
+    assert refined_affinity(W, cons, dense_max=10)[1] == "masked"
+    empty = Constraints(n_samples=W.shape[0])
+    R0, _ = refined_affinity(W, empty)
+    assert abs(R0 - W).max() == 0
+
+
+def _two_moons(seed=0, n_per=60):
+    rng = np.random.default_rng(seed)
+    t = rng.uniform(0, np.pi, n_per)
+    a = np.column_stack([np.cos(t), np.sin(t)])
+    b = np.column_stack([1 - np.cos(t), 0.4 - np.sin(t)])
+    X = np.vstack([a, b]) + 0.12 * rng.standard_normal((2 * n_per, 2))
+    return X, np.repeat([0, 1], n_per)
+
+
+@pytest.mark.parametrize("f_scale", ["clip", "max"])
+def test_e2cp_constraints_help_and_is_deterministic(f_scale):
+    from sklearn.metrics import adjusted_rand_score
+
+    X, y = _two_moons()
+    cons = Constraints.from_labels(y, 150, random_state=0)
+    base = adjusted_rand_score(y, E2CP(2, random_state=0).fit_predict(X))
+    model = E2CP(2, f_scale=f_scale, random_state=0).fit(X, constraints=cons)
+    assert adjusted_rand_score(y, model.labels_) > base + 0.2
+    again = E2CP(2, f_scale=f_scale, random_state=0).fit(X, constraints=cons)
+    np.testing.assert_array_equal(model.labels_, again.labels_)
+    assert model.refinement_ == "dense"
+    assert model.embedding_.shape == (len(y), 2)
+    R = model.affinity_matrix_
+    assert R.data.min() >= 0 and R.data.max() <= 1
+    # the same graph passed as a precomputed affinity gives the same clustering
+    W = knn_affinity(X, n_neighbors=10)
+    pre = E2CP(2, affinity="precomputed", f_scale=f_scale, random_state=0)
+    np.testing.assert_array_equal(pre.fit(W, constraints=cons).labels_, model.labels_)
+
+
+def test_e2cp_masked_path_runs():
+    X, y, W, cons = _problem(seed=8)
+    m = E2CP(3, n_neighbors=8, refinement="masked", random_state=0).fit(X, constraints=cons)
+    assert m.refinement_ == "masked"
+    assert m.affinity_matrix_.nnz <= W.nnz + 2 * len(cons)
+
+
+def test_bad_input():
+    X, y, W, cons = _problem(seed=9)
+    with pytest.raises(ValueError, match="refinement"):
+        E2CP(3, refinement="full").fit(X, constraints=cons)
+    with pytest.raises(ValueError, match="dense_max"):
+        E2CP(3, refinement="dense", dense_max=10).fit(X, constraints=cons)
+    with pytest.raises(ValueError, match="eta"):
+        E2CP(3, eta=0.0).fit(X, constraints=cons)
+    with pytest.raises(ValueError, match="f_scale"):
+        E2CP(3, f_scale="norm").fit(X, constraints=cons)
+    with pytest.raises(ValueError, match="max_n"):
+        propagate_dense(W, cons, max_n=10)
+    with pytest.raises(ValueError, match="constraints"):
+        propagate_dense(W, Constraints(n_samples=3))
+    with pytest.raises(ValueError, match="pair indices"):
+        propagate_pairs(W, cons, np.array([0]), np.array([W.shape[0]]))
+    with pytest.raises(ValueError, match="same shape"):
+        refine_dense(W, np.zeros((2, 2)))
