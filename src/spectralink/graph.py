@@ -21,6 +21,7 @@ from scipy.sparse.csgraph import connected_components
 __all__ = [
     "ANN_THRESHOLD",
     "DisconnectedGraphWarning",
+    "adaptive_knn_affinity",
     "check_affinity",
     "check_connectivity",
     "degrees",
@@ -259,3 +260,42 @@ def normalized_laplacian(W: sp.spmatrix) -> sp.csr_matrix:
     """The symmetric normalized Laplacian ``I - D^{-1/2} W D^{-1/2}`` (sparse CSR)."""
     S, _ = normalized_adjacency(W)
     return (sp.identity(S.shape[0], format="csr") - S).tocsr()
+
+
+def adaptive_knn_affinity(
+    X: np.ndarray,
+    n_neighbors: int = 10,
+    *,
+    method: str = "auto",
+    random_state=None,
+) -> sp.csr_matrix:
+    """Symmetric k-NN graph with adaptive Gaussian weights (Bühler & Hein 2009).
+
+    ``w_ij = max(s_i(j), s_j(i))`` where ``s_i(j) = exp(-4 ||x_i - x_j||^2 / sigma_i^2)``
+    for ``j`` among the ``n_neighbors`` nearest neighbours of ``i`` (0 otherwise) and
+    ``sigma_i`` is the distance from ``x_i`` to its ``n_neighbors``-th neighbour. Zero
+    diagonal. This is the graph of COSC (Rangapuram & Hein 2012).
+
+    References
+    ----------
+    Bühler, T., & Hein, M. (2009). Spectral clustering based on the graph p-Laplacian. ICML.
+    """
+    dist, ind = kneighbors(X, n_neighbors, method=method, random_state=random_state)
+    sig = dist[:, -1].copy()
+    if np.any(sig <= 0):
+        pos = sig[sig > 0]
+        if pos.size == 0:
+            raise ValueError(
+                "every point coincides with its k-th nearest neighbour; remove duplicate "
+                "points or increase n_neighbors."
+            )
+        # a point with >= k exact duplicates: borrow the smallest positive scale
+        sig[sig <= 0] = pos.min()
+    n, k = ind.shape
+    vals = np.exp(-4.0 * dist**2 / sig[:, None] ** 2).ravel()
+    W = sp.csr_matrix((vals, (np.repeat(np.arange(n), k), ind.ravel())), shape=(n, n))
+    W = W.maximum(W.T).tocsr()
+    W.setdiag(0)
+    W.eliminate_zeros()
+    W.sort_indices()
+    return W

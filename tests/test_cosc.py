@@ -1,0 +1,235 @@
+"""COSC estimator: merging, consistency checks, Theorem 3.1, hard mode, k-way."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.datasets import make_blobs
+
+from spectralink import COSC, Constraints
+from spectralink.graph import adaptive_knn_affinity, degrees
+from spectralink.methods.cosc import (
+    _Binary,
+    consistent_partition,
+    merge_vertices,
+    reduce_cannot_links,
+    two_colouring,
+)
+from spectralink.metrics import majority_vote_error, normalized_cut
+from spectralink.solvers.lovasz import penalised_ratio
+
+
+def random_graph(n, density=0.4, seed=0):
+    rng = np.random.default_rng(seed)
+    A = rng.random((n, n)) * (rng.random((n, n)) < density)
+    A = np.triu(A, 1)
+    A = A + A.T
+    for i in range(n - 1):
+        A[i, i + 1] = A[i + 1, i] = max(A[i, i + 1], 0.05)
+    return sp.csr_matrix(A)
+
+
+CENTERS = [[0.0, 0.0], [7.0, 0.0], [3.5, 6.0]]
+
+
+def blobs(n=120, k=2, seed=0):
+    X, y = make_blobs(n, centers=CENTERS[:k], cluster_std=1.5, random_state=seed)
+    return X, y
+
+
+# ----------------------------------------------------------------- graph
+def test_adaptive_knn_affinity():
+    X, _ = blobs(60)
+    W = adaptive_knn_affinity(X, 10)
+    assert abs(W - W.T).max() == 0
+    assert W.diagonal().max() == 0
+    assert W.data.max() <= 1 and W.data.min() > 0
+    # every point reaches its 10 neighbours; the 10th one has weight >= exp(-4)
+    assert np.all(np.diff(W.indptr) >= 10)
+    assert np.sort(W.toarray(), axis=1)[:, -10].min() >= np.exp(-4) - 1e-12
+
+
+# ----------------------------------------------------------------- item 4: merging
+@pytest.mark.parametrize("seed", range(4))
+def test_merging_preserves_ncut_of_ml_respecting_partitions(seed):
+    n = 16
+    W = random_graph(n, seed=seed)
+    d = degrees(W)
+    rng = np.random.default_rng(seed)
+    ml = [(0, 5), (5, 9), (2, 3), (11, 15)]
+    cons = Constraints(must_link=ml, cannot_link=[(0, 2), (9, 3), (1, 4)], n_samples=n)
+    Wr, gr, mapping = merge_vertices(W, d, cons.ml_components)
+    assert Wr.shape[0] == cons.n_ml_components == n - 4
+    assert Wr.diagonal().max() == 0
+    assert gr.sum() == pytest.approx(d.sum())
+    ci, cj, _ = reduce_cannot_links(cons.cannot_link, cons.cl_weights, mapping)
+    assert np.all(ci != cj)  # no cannot-link becomes a self-loop
+    assert len(ci) == 2  # (0, 2) and (9, 3) join the same two groups: de-duplicated
+    for _ in range(30):
+        side = rng.random(Wr.shape[0]) < 0.5
+        if side.all() or not side.any():
+            continue
+        lab = side[mapping].astype(int)
+        _, ncut_r, _ = penalised_ratio(side, _edges(Wr), gr)
+        assert ncut_r == pytest.approx(normalized_cut(W, lab), rel=1e-12)
+
+
+def _edges(W):
+    from spectralink.solvers.lovasz import edge_list
+
+    return edge_list(W)
+
+
+def test_cannot_link_inside_ml_group_is_rejected():
+    mapping = np.array([0, 0, 1])
+    with pytest.raises(ValueError, match="inconsistent"):
+        reduce_cannot_links(np.array([[0, 1]]), np.ones(1), mapping)
+
+
+def test_two_colouring_and_odd_cycle():
+    colour, comp = two_colouring(6, np.array([0, 1, 3]), np.array([1, 2, 4]))
+    assert colour[0] != colour[1] and colour[1] != colour[2] and colour[3] != colour[4]
+    assert colour[5] == -1 and comp[0] == comp[2] != comp[3]
+    with pytest.raises(ValueError, match="odd cycle"):
+        two_colouring(3, np.array([0, 1, 0]), np.array([1, 2, 2]))
+
+
+def test_fit_rejects_odd_cannot_link_cycle():
+    X, _ = blobs(40)
+    cons = Constraints(cannot_link=[(0, 1), (1, 2), (0, 2)], n_samples=40)
+    with pytest.raises(ValueError, match="odd cycle"):
+        COSC(2, n_starts=2, random_state=0).fit(X, constraints=cons)
+    # a must-link chain closing the cycle is caught too
+    cons = Constraints(must_link=[(0, 3)], cannot_link=[(0, 1), (1, 2), (2, 3)], n_samples=40)
+    with pytest.raises(ValueError, match="odd cycle"):
+        COSC(2, n_starts=2, random_state=0).fit(X, constraints=cons)
+
+
+def test_bad_parameters():
+    X, _ = blobs(30)
+    with pytest.raises(ValueError, match="mode"):
+        COSC(mode="strict").fit(X)
+    with pytest.raises(ValueError, match="affinity"):
+        COSC(affinity="rbf").fit(X)
+    with pytest.raises(ValueError, match="n_starts"):
+        COSC(n_starts=0).fit(X)
+    A = np.ones((4, 4))
+    A[3, :] = A[:, 3] = 0
+    with pytest.raises(ValueError, match="no edge"):
+        COSC(affinity="precomputed").fit(A)
+
+
+# ----------------------------------------------------------------- item 5: Theorem 3.1
+@pytest.mark.parametrize("seed", range(4))
+def test_guaranteed_mode_monotonicity(seed):
+    n = 40
+    W = random_graph(n, 0.15, seed)
+    d = degrees(W)
+    rng = np.random.default_rng(seed)
+    pairs = np.array([rng.choice(n, 2, replace=False) for _ in range(6)])
+    cl = reduce_cannot_links(np.sort(pairs, axis=1), np.ones(6), np.arange(n))
+    # make the cannot-links a matching, as after the 2-colouring merge
+    used, keep = set(), []
+    for k, (a, b) in enumerate(zip(cl[0], cl[1], strict=True)):
+        if a not in used and b not in used:
+            keep.append(k)
+            used |= {a, b}
+    cl = tuple(x[keep] for x in cl)
+    A = consistent_partition(rng.random(n) < 0.5, cl, d)
+    solver = _Binary(W, d, cl, {"max_outer": 1000, "max_inner": 10000, "tol": 1e-6})
+    _, ncut_a, viol_a = penalised_ratio(A, solver.edges, d, cl)
+    assert viol_a == 0
+    B, f, gamma = solver.guaranteed(A)
+    _, ncut_b, viol_b = penalised_ratio(B, solver.edges, d, cl)
+    assert gamma > d.sum() * ncut_a / 4
+    assert viol_b == 0
+    assert ncut_b <= ncut_a + 1e-12
+    assert ncut_b < ncut_a  # a random start is never critical here
+
+
+def test_guaranteed_mode_estimator():
+    X, y = blobs(100, seed=3)
+    cons = Constraints.from_labels(y, 30, random_state=0)
+    m = COSC(mode="guaranteed", random_state=0).fit(X, constraints=cons)
+    assert m.n_violated_ == 0
+    assert set(np.unique(m.labels_)) == {0, 1}
+
+
+# ----------------------------------------------------------------- hard mode: 100 % satisfied
+@pytest.mark.parametrize("seed,n_pairs", [(0, 20), (1, 60), (2, 120)])
+def test_hard_mode_satisfies_all_constraints_synthetic(seed, n_pairs):
+    X, y = blobs(120, seed=seed)
+    rng = np.random.default_rng(seed)
+    y_noisy = np.where(rng.random(120) < 0.15, 1 - y, y)  # constraints against the geometry
+    cons = Constraints.from_labels(y_noisy, n_pairs, random_state=seed)
+    m = COSC(n_starts=3, random_state=seed).fit(X, constraints=cons)
+    assert m.n_violated_ == 0
+    assert m.cut_ == pytest.approx(normalized_cut(m.affinity_matrix_, m.labels_))
+    assert m.continuous_.shape == (120,)
+    # the labels are a level set of the continuous solution
+    t = m.continuous_[m.labels_ == 1]
+    u = m.continuous_[m.labels_ == 0]
+    assert t.min() > u.max() or u.min() > t.max()
+
+
+@pytest.mark.parametrize("name,n_pairs", [("sonar", 80), ("breast_cancer_dedup", 60)])
+def test_hard_mode_satisfies_all_constraints_real(name, n_pairs):
+    from spectralink.datasets import load
+
+    try:
+        X, y = load(name)
+    except Exception as exc:  # noqa: BLE001 - any missing-file error skips
+        pytest.skip(f"{name} not available: {exc}")
+    cons = Constraints.from_labels(y, n_pairs, random_state=0)
+    m = COSC(n_starts=3, random_state=0).fit(X, constraints=cons)
+    assert m.n_violated_ == 0
+    assert 0 < m.labels_.sum() < len(y)
+
+
+def test_unconstrained_and_must_link_only():
+    X, y = blobs(100, seed=5)
+    m0 = COSC(n_starts=3, random_state=0).fit(X)
+    assert majority_vote_error(y, m0.labels_) < 0.1
+    cons = Constraints(must_link=[(0, 1), (2, 3), (4, 5)], n_samples=100)
+    m = COSC(n_starts=3, random_state=0).fit(X, constraints=cons)
+    assert m.n_violated_ == 0
+
+
+def test_soft_mode():
+    X, y = blobs(100, seed=6)
+    rng = np.random.default_rng(0)
+    y_noisy = np.where(rng.random(100) < 0.2, 1 - y, y)
+    cons = Constraints.from_labels(y_noisy, 60, random_state=1)
+    hard = COSC(n_starts=3, random_state=0).fit(X, constraints=cons)
+    free = COSC(mode="soft", gamma=0.0, n_starts=3, random_state=0).fit(X, constraints=cons)
+    assert free.cut_ <= hard.cut_ + 1e-12
+    soft = COSC(mode="soft", max_violations=3, n_starts=3, random_state=0).fit(X, constraints=cons)
+    assert soft.n_violated_ <= 3
+
+
+def test_deterministic():
+    X, y = blobs(80, seed=7)
+    cons = Constraints.from_labels(y, 20, random_state=0)
+    a = COSC(n_starts=2, random_state=3).fit_predict(X, constraints=cons)
+    b = COSC(n_starts=2, random_state=3).fit_predict(X, constraints=cons)
+    assert np.array_equal(a, b)
+
+
+# ----------------------------------------------------------------- k-way
+@pytest.mark.parametrize("split_rule", ["min_cut", "reference"])
+def test_kway(split_rule):
+    X, y = blobs(150, k=3, seed=0)
+    cons = Constraints.from_labels(y, 40, random_state=0)
+    m = COSC(3, split_rule=split_rule, n_recursions=2, random_state=0).fit(X, constraints=cons)
+    assert len(np.unique(m.labels_)) == 3
+    assert len(m.clusterings_) == 2
+    assert majority_vote_error(y, m.labels_) < 0.1
+    assert m.n_violated_ <= len(cons) * 0.1
+    ml_ok = m.labels_[cons.must_link[:, 0]] == m.labels_[cons.must_link[:, 1]]
+    assert ml_ok.all()  # must-links are merged, never violated
+
+
+def test_kway_disconnected_graph():
+    X, y = make_blobs(90, centers=[[0, 0], [50, 0], [0, 50]], cluster_std=1, random_state=0)
+    m = COSC(3, n_recursions=1, random_state=0).fit(X)
+    assert majority_vote_error(y, m.labels_) == 0
+    assert m.cut_ == pytest.approx(0.0, abs=1e-12)
