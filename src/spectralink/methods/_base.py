@@ -34,8 +34,13 @@ def check_n_clusters(n_clusters, n_samples: int) -> int:
     return int(n_clusters)
 
 
-def check_features(X, *, accept_sparse: bool = False) -> np.ndarray:
-    """Feature matrix as a finite float array of shape (n_samples, n_features)."""
+def check_features(
+    X, *, accept_sparse: bool = False, ensure_min_samples: int = 2
+) -> np.ndarray:
+    """Feature matrix as a finite float array of shape (n_samples, n_features).
+
+    ``ensure_min_samples=1`` suits ``predict``, where one new point is valid input.
+    """
     if X is None:
         raise ValueError("X is None; expected an array of shape (n_samples, n_features).")
     try:
@@ -44,7 +49,7 @@ def check_features(X, *, accept_sparse: bool = False) -> np.ndarray:
             accept_sparse=accept_sparse,
             dtype=[np.float64, np.float32],
             ensure_all_finite=True,
-            ensure_min_samples=2,
+            ensure_min_samples=ensure_min_samples,
         )
     except ValueError as exc:
         msg = str(exc)

@@ -1,0 +1,322 @@
+"""FCSC: flexible constrained spectral clustering (Wang & Davidson, KDD 2010; DMKD 2014).
+
+The relaxed constrained normalised cut ``min v^T L_bar v`` s.t. ``v^T Q_bar v >= alpha``,
+``v^T v = vol``, ``v != D^{1/2} 1``, with ``L_bar = I - D^{-1/2} A D^{-1/2}`` and
+``Q_bar = D^{-1/2} Q D^{-1/2}``. Its KKT conditions give the generalised eigenproblem
+
+    L_bar v = lambda (Q_bar - (beta / vol) I) v,   lambda > 0.
+
+* 2-way: ``beta / vol`` = half the largest singular value of ``Q_bar``; among the positive
+  eigenpairs (normalised to ``||v||^2 = vol``) take the cheapest non-trivial cost
+  ``v^T L_bar v > 1e-10`` and cut ``D^{-1/2} v`` by sign. As in ``csp.m`` no sign filter
+  applies here: when that optimum is single-signed the cut is one-sided, with a warning.
+* K-way: ``beta / vol`` = midpoint of the K-th and (K+1)-th largest singular values of
+  ``Q_bar`` minus 1e-6; keep the K-1 cheapest non-trivial (not single-signed) feasible
+  eigenvectors, weight each by ``sqrt(vol) (1 - cost)`` and run k-means on the rows of
+  ``D^{-1/2} V``.
+
+``beta`` is applied to the normalised ``Q_bar`` (consistent with ``L_bar``).
+
+Exact, and as fast as the dense problem allows: ``L_bar`` is diagonalised once
+(O(n^3) time, O(n^2) memory, the only dense step), then ``Q_bar`` enters as a rank-r
+factor and the at most r positive eigenpairs solve an r x r secular equation
+(:func:`spectralink.solvers.constrained_pencil.lowrank_pencil_positive`). The dense step
+limits ``n`` to ``max_samples`` (default 5000).
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg as la
+import scipy.sparse as sp
+
+from ..graph import check_connectivity
+from ..solvers.constrained_pencil import definite_pencil_eigh, lowrank_pencil_positive, q_factor
+from ..spectral import kmeans_rows
+from ._base import ConstrainedClusteringMixin
+
+__all__ = [
+    "FCSC",
+    "FCSCBasis",
+    "fcsc_basis",
+    "fcsc_beta",
+    "fcsc_eigenpairs",
+    "fcsc_rbf_affinity",
+    "fcsc_solve",
+]
+
+COST_TOL = 1e-10
+
+
+def fcsc_rbf_affinity(X: np.ndarray) -> np.ndarray:
+    """Dense RBF of the FCSC code: ``exp(-sum_f (x_if - x_jf)^2 / (2 var_f))``, zero diagonal.
+
+    Every feature is scaled by its standard deviation; constant features are dropped.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    std = X.std(axis=0)
+    keep = std > 0
+    if not keep.any():
+        raise ValueError("every feature of X is constant; the FCSC RBF affinity is undefined.")
+    Xs = (X[:, keep] - X[:, keep].mean(axis=0)) / std[keep]
+    sq = np.einsum("ij,ij->i", Xs, Xs)
+    D2 = sq[:, None] + sq[None, :] - 2.0 * (Xs @ Xs.T)
+    np.maximum(D2, 0.0, out=D2)
+    A = np.exp(-D2 / 2.0)
+    np.fill_diagonal(A, 0.0)
+    return A
+
+
+@dataclass
+class FCSCBasis:
+    """Eigendecomposition of ``L_bar`` and the degrees: everything FCSC needs of the graph.
+
+    It does not depend on the constraints, so several constraint sets on one graph can
+    share it (see :func:`fcsc_solve`).
+    """
+
+    eigenvalues: np.ndarray  # (n,) ascending, of L_bar
+    eigenvectors: np.ndarray  # (n, n)
+    degrees: np.ndarray  # (n,)
+
+    @property
+    def volume(self) -> float:
+        return float(self.degrees.sum())
+
+
+def fcsc_basis(W) -> FCSCBasis:
+    """Diagonalise ``L_bar = I - D^{-1/2} W D^{-1/2}`` (dense, O(n^3))."""
+    Wd = W.toarray() if sp.issparse(W) else np.asarray(W, dtype=np.float64)
+    d = Wd.sum(axis=1)
+    if np.any(d <= 0):
+        raise ValueError(
+            f"{int(np.sum(d <= 0))} point(s) have zero degree; FCSC's D^(-1/2) is undefined. "
+            "Use a connected affinity (e.g. affinity='rbf')."
+        )
+    s = 1.0 / np.sqrt(d)
+    L = np.eye(len(d)) - Wd * s[:, None] * s[None, :]
+    vals, vecs = la.eigh((L + L.T) / 2.0)
+    return FCSCBasis(np.clip(vals, 0.0, 2.0), vecs, d)
+
+
+def fcsc_beta(singular_values: np.ndarray, n_clusters: int) -> float:
+    """``beta / vol``: half the largest singular value of ``Q_bar`` (2-way, csp.m), or the
+    midpoint of its K-th and (K+1)-th largest minus 1e-6 (K-way, csp_K.m)."""
+    sv = np.sort(np.abs(singular_values))[::-1]
+    sv = np.concatenate([sv, np.zeros(max(0, n_clusters + 1 - len(sv)))])
+    if n_clusters == 2:
+        return 0.5 * sv[0]
+    return 0.5 * (sv[n_clusters - 1] + sv[n_clusters]) - 1e-6
+
+
+def fcsc_eigenpairs(basis: FCSCBasis, P, R, J, b: float) -> tuple[np.ndarray, np.ndarray]:
+    """All ``lambda > 0`` eigenpairs of ``L_bar v = lambda (Q_bar - b I) v``, unit ``v``.
+
+    ``Q_bar = Rb J Rb^T`` with ``Rb`` = ``D^{-1/2} R`` on the rows ``P`` (zero elsewhere).
+    """
+    Rb = R / np.sqrt(basis.degrees[P])[:, None]
+    G = basis.eigenvectors[P].T @ Rb  # U^T Rb, (n, r)
+    if b > 0:
+        lam, Y = lowrank_pencil_positive(basis.eigenvalues, G, J, b)
+        return lam, basis.eigenvectors @ Y
+    # b <= 0: mu L_bar + b I is not definite; fall back to the dense definite pencil
+    B = (G * J) @ G.T - b * np.eye(len(basis.degrees))
+    lam, Y = definite_pencil_eigh(B, np.diag(basis.eigenvalues))
+    Y = Y / np.linalg.norm(Y, axis=0)
+    return lam, basis.eigenvectors @ Y
+
+
+def fcsc_solve(
+    basis: FCSCBasis, constraints, n_clusters: int, *, beta: float | None = None,
+    normalize: bool = False, n_init: int = 10, random_state=None,
+) -> dict:
+    """FCSC on a diagonalised graph: 2-way by sign, K-way by k-means (module docstring).
+
+    ``beta`` is ``beta / vol`` (a threshold on ``v^T Q_bar v`` for unit ``v``); ``None``
+    applies the rule of :func:`fcsc_beta`. ``normalize=True`` scales the rows of the
+    K-way embedding to unit length before k-means (NJW style; not in the FCSC code).
+
+    Returns a dict with ``labels``, ``embedding``, ``beta`` (= beta/vol), ``eigenvalues``
+    and ``costs`` of the selected vectors, and ``vectors`` (unit ``v``).
+
+    Raises
+    ------
+    ValueError
+        If no constraint is given, or no non-trivial feasible eigenvector exists
+        (``beta`` at or above the largest eigenvalue of ``Q_bar``).
+    """
+    if constraints.is_empty:
+        raise ValueError("FCSC needs constraints (at least one must-link or cannot-link).")
+    P, R, J = q_factor(constraints)
+    Rb = R / np.sqrt(basis.degrees[P])[:, None]
+    # non-zero eigenvalues of Rb J Rb^T = those of J^(1/2)-weighted Gram (r x r)
+    _, T = np.linalg.qr(Rb)
+    qeig = la.eigvalsh((T * J) @ T.T)
+    b = fcsc_beta(qeig, n_clusters) if beta is None else float(beta)
+    if b >= qeig.max():
+        raise ValueError(
+            f"beta/vol={b:.4g} is not below the largest eigenvalue of Q_bar ({qeig.max():.4g}): "
+            "no feasible solution (v^T Q_bar v >= beta has no non-trivial v)."
+        )
+    lam, V = fcsc_eigenpairs(basis, P, R, J, b)
+    C = basis.eigenvectors.T @ V
+    costs = basis.eigenvalues @ (C * C)
+    single_sign = np.all(V >= -1e-12, axis=0) | np.all(V <= 1e-12, axis=0)
+    ok = costs > COST_TOL  # csp.m: the cost test alone skips the trivial vector
+    if n_clusters > 2:
+        ok &= ~single_sign  # csp_K.m also drops single-signed (trivial-cut) vectors
+    if not ok.any():
+        raise ValueError(
+            "FCSC found no eigenvector with a positive eigenvalue and a non-trivial "
+            f"{'cost' if n_clusters == 2 else 'cost and sign pattern'}; lower beta or give "
+            "more constraints."
+        )
+    order = np.flatnonzero(ok)[np.argsort(costs[ok], kind="stable")]
+    vol = basis.volume
+    s = 1.0 / np.sqrt(basis.degrees)
+    if n_clusters == 2:
+        i = order[0]
+        if single_sign[i]:
+            # the relaxed optimum itself is one-sided (e.g. beta admits one direction, set
+            # by must-linked low-degree points): its sign cut is a single cluster
+            warnings.warn(
+                "the cheapest feasible FCSC vector has a single sign, so its sign cut puts "
+                "every point in one cluster; lower beta or give more constraints "
+                "(cannot-links).",
+                UserWarning,
+                stacklevel=2,
+            )
+        u = s * V[:, i] * np.sqrt(vol)
+        labels = (u > 0).astype(np.int64)
+        sel = order[:1]
+        emb = u[:, None]
+    else:
+        sel = order[: n_clusters - 1]
+        emb = s[:, None] * V[:, sel] * np.sqrt(vol) * (1.0 - costs[sel])
+        labels = kmeans_rows(
+            emb, n_clusters, normalize=normalize, n_init=n_init, random_state=random_state
+        )
+    return {
+        "labels": labels,
+        "embedding": emb,
+        "beta": b,
+        "eigenvalues": lam[sel],
+        "costs": costs[sel],
+        "vectors": V[:, sel],
+    }
+
+
+class FCSC(ConstrainedClusteringMixin):
+    """Flexible constrained spectral clustering (Wang & Davidson), exact 2-way and K-way.
+
+    Parameters
+    ----------
+    n_clusters : int, default=2
+        ``2`` uses the 2-way sign cut, ``K > 2`` the K-way embedding + k-means.
+    affinity : {"rbf", "knn", "precomputed"}, default="rbf"
+        ``"rbf"`` is the dense RBF of the FCSC code (per-feature variance, see
+        :func:`fcsc_rbf_affinity`); ``"knn"`` the k-NN Gaussian graph; ``"precomputed"``
+        takes ``X`` as a square affinity.
+    n_neighbors : int, default=20
+        Neighbours of the ``"knn"`` graph.
+    sigma : float, default=None
+        Bandwidth of the ``"knn"`` graph.
+    beta : float, default=None
+        Threshold ``beta / vol`` on ``v^T Q_bar v`` (unit ``v``); ``None`` applies the
+        rule of the FCSC code (module docstring).
+    normalize : bool, default=False
+        K-way only: scale the embedding rows to unit length before k-means. The FCSC
+        code does not; with few constraints its vectors concentrate on the constrained
+        points and the unconstrained rows collapse near 0, which row scaling undoes.
+    max_samples : int, default=5000
+        Largest ``n`` accepted: FCSC diagonalises a dense n x n matrix (O(n^2) memory,
+        O(n^3) time; 5000 points need 200 MB per matrix). Raise it knowingly.
+    n_init : int, default=10
+        k-means restarts (K-way).
+    random_state : int, RandomState or None
+
+    Attributes
+    ----------
+    labels_ : ndarray of shape (n_samples,)
+    embedding_ : ndarray of shape (n_samples, m)
+        ``D^{-1/2} v sqrt(vol)`` (2-way) or the weighted K-way embedding.
+    eigenvalues_ : ndarray of shape (m,)
+        ``lambda`` of the selected vectors (> 0).
+    costs_ : ndarray of shape (m,)
+        ``v^T L_bar v`` of the selected unit vectors.
+    beta_ : float
+        ``beta / vol`` used.
+    affinity_matrix_ : ndarray or sparse matrix of shape (n_samples, n_samples)
+
+    Notes
+    -----
+    The dense RBF scales each feature by its variance, so typical affinities decay like
+    ``exp(-n_features)``: on 256-dimensional USPS nearly all of them underflow and the
+    degrees span many orders of magnitude, which makes ``Q_bar`` extremely
+    ill-conditioned. The K-way beta rule also asks every selected ``v`` to carry about
+    half of its norm on the constrained points. Both explain weak FCSC accuracy with few
+    constraints; ``affinity="knn"`` and ``normalize=True`` are the usual remedies.
+
+    References
+    ----------
+    Wang, X., & Davidson, I. (2010). Flexible constrained spectral clustering. KDD.
+    Wang, X., Qian, B., & Davidson, I. (2014). On constrained spectral clustering and its
+    applications. Data Mining and Knowledge Discovery 28(1).
+    """
+
+    def __init__(
+        self,
+        n_clusters: int = 2,
+        *,
+        affinity: str = "rbf",
+        n_neighbors: int = 20,
+        sigma: float | None = None,
+        beta: float | None = None,
+        normalize: bool = False,
+        max_samples: int = 5000,
+        n_init: int = 10,
+        random_state=None,
+    ):
+        self.n_clusters = n_clusters
+        self.affinity = affinity
+        self.n_neighbors = n_neighbors
+        self.sigma = sigma
+        self.beta = beta
+        self.normalize = normalize
+        self.max_samples = max_samples
+        self.n_init = n_init
+        self.random_state = random_state
+
+    def _feature_affinities(self) -> set:
+        return {"rbf", "knn"}
+
+    def _fit(self, X, constraints):
+        n = X.shape[0]
+        if not isinstance(self.max_samples, numbers.Integral) or self.max_samples < 2:
+            raise ValueError(f"max_samples must be an integer >= 2, got {self.max_samples!r}.")
+        if n > self.max_samples:
+            raise ValueError(
+                f"FCSC solves a dense {n} x {n} eigenproblem (O(n^3) time, O(n^2) memory); "
+                f"n_samples={n} exceeds max_samples={self.max_samples}. Raise max_samples "
+                "if you have the memory and time, or use SCACS for large data."
+            )
+        if self.affinity == "rbf":
+            W = fcsc_rbf_affinity(X)
+        else:
+            W = self._affinity(X)
+            check_connectivity(W)
+        out = fcsc_solve(
+            fcsc_basis(W), constraints, self.n_clusters, beta=self.beta,
+            normalize=self.normalize, n_init=self.n_init, random_state=self.random_state,
+        )
+        self.affinity_matrix_ = W
+        self.labels_ = out["labels"]
+        self.embedding_ = out["embedding"]
+        self.eigenvalues_ = out["eigenvalues"]
+        self.costs_ = out["costs"]
+        self.beta_ = out["beta"]
+        return self

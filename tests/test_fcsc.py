@@ -1,0 +1,159 @@
+"""FCSC: KKT conditions of the selected vectors (ALGORITHMS §9 item 10), exact solver, limits."""
+
+import numpy as np
+import pytest
+import scipy.linalg as la
+
+from spectralink import FCSC, Constraints
+from spectralink.methods.fcsc import (
+    fcsc_basis,
+    fcsc_beta,
+    fcsc_eigenpairs,
+    fcsc_rbf_affinity,
+    fcsc_solve,
+)
+from spectralink.metrics import clustering_error
+from spectralink.solvers.constrained_pencil import (
+    definite_pencil_eigh,
+    lowrank_pencil_positive,
+    q_factor,
+)
+
+
+@pytest.fixture(scope="module")
+def blobs():
+    rng = np.random.RandomState(0)
+    centers = rng.uniform(-4, 4, size=(3, 4))
+    X = np.vstack([c + rng.randn(60, 4) for c in centers])
+    return X, np.repeat(np.arange(3), 60)
+
+
+def _dense_q(cons):
+    Q = cons.signed_matrix.toarray()
+    P = cons.constrained_points
+    Q[P, P] = 1.0
+    return Q
+
+
+@pytest.mark.parametrize("labelled", [True, False])
+def test_q_factor_reproduces_Q(blobs, labelled):
+    _, y = blobs
+    if labelled:
+        cons = Constraints.from_labeled_subset(y, 30, random_state=0)
+    else:
+        cons = Constraints.from_labels(y, 80, random_state=0)
+    P, R, J = q_factor(cons)
+    Q = np.zeros((len(y), len(y)))
+    Q[np.ix_(P, P)] = (R * J) @ R.T
+    np.testing.assert_allclose(Q, _dense_q(cons), atol=1e-12)
+    assert set(np.unique(J)) <= {-1.0, 1.0}
+
+
+def test_kkt_of_selected_vectors(blobs):
+    X, y = blobs
+    cons = Constraints.from_labeled_subset(y, 30, random_state=1)
+    m = FCSC(3, random_state=0).fit(X, constraints=cons)
+    W = m.affinity_matrix_
+    d = W.sum(1)
+    s = 1 / np.sqrt(d)
+    L = np.eye(len(d)) - W * s[:, None] * s[None, :]
+    Qb = _dense_q(cons) * s[:, None] * s[None, :]
+    B = Qb - m.beta_ * np.eye(len(d))
+    out = fcsc_solve(fcsc_basis(W), cons, 3, random_state=0)
+    assert out["vectors"].shape[1] == 2
+    for j in range(2):
+        v, lam = out["vectors"][:, j], out["eigenvalues"][j]
+        assert lam > 0
+        assert v @ B @ v >= 0  # feasibility: v^T (Q_bar - beta/vol I) v >= 0
+        assert v @ L @ v == pytest.approx(lam * (v @ B @ v), rel=1e-8)  # cost = lambda v^T B v
+        assert np.linalg.norm(L @ v - lam * B @ v) < 1e-8
+        assert v @ L @ v == pytest.approx(out["costs"][j], rel=1e-8)
+
+
+def test_eigenpairs_match_qz(blobs):
+    X, y = blobs
+    W = fcsc_rbf_affinity(X)
+    basis = fcsc_basis(W)
+    cons = Constraints.from_labeled_subset(y, 20, random_state=2)
+    P, R, J = q_factor(cons)
+    d = basis.degrees
+    s = 1 / np.sqrt(d)
+    Qb = _dense_q(cons) * s[:, None] * s[None, :]
+    b = fcsc_beta(la.eigvalsh(Qb), 3)
+    lam, _ = fcsc_eigenpairs(basis, P, R, J, b)
+    L = np.eye(len(d)) - W * s[:, None] * s[None, :]
+    w = la.eig(L, Qb - b * np.eye(len(d)), right=False)
+    w = w[np.isfinite(w)]
+    w = np.real(w[np.abs(w.imag) <= 1e-8 * np.abs(w)])
+    np.testing.assert_allclose(lam, np.sort(w[w > 1e-9]), rtol=1e-7)
+
+
+def test_lowrank_solver_equals_definite_pencil():
+    rng = np.random.RandomState(0)
+    n, r = 40, 4
+    s = np.concatenate([[0.0], rng.uniform(0.05, 1.5, n - 1)])
+    G = rng.randn(n, r)
+    J = np.array([1.0, 1.0, -1.0, 1.0])
+    b = 0.7
+    lam, Y = lowrank_pencil_positive(s, G, J, b)
+    w = la.eig(np.diag(s), (G * J) @ G.T - b * np.eye(n), right=False)
+    w = np.real(w[np.isfinite(w)])
+    np.testing.assert_allclose(lam, np.sort(w[w > 1e-12]), rtol=1e-8)
+    # the regularised symmetric-definite route agrees to its regularisation
+    lam2, _ = definite_pencil_eigh((G * J) @ G.T - b * np.eye(n), np.diag(s))
+    np.testing.assert_allclose(lam, lam2, rtol=1e-5)
+    for j in range(len(lam)):
+        res = s * Y[:, j] - lam[j] * ((G * J) @ (G.T @ Y[:, j]) - b * Y[:, j])
+        assert np.linalg.norm(res) < 1e-9 * max(1, lam[j])
+    with pytest.raises(ValueError, match="b > 0"):
+        lowrank_pencil_positive(s, G, J, 0.0)
+
+
+def test_two_way_and_k_way_accuracy():
+    rng = np.random.RandomState(3)
+    X = np.vstack([rng.randn(70, 3), rng.randn(70, 3) + [6, 0, 0]])
+    y = np.repeat([0, 1], 70)
+    cons = Constraints.from_labeled_subset(y, 16, random_state=0)
+    m = FCSC(2, affinity="knn", n_neighbors=10, random_state=0).fit(X, constraints=cons)
+    assert clustering_error(y, m.labels_) < 0.05
+    assert m.embedding_.shape == (140, 1) and m.eigenvalues_[0] > 0
+    assert m.beta_ == pytest.approx(0.5 * np.abs(np.linalg.eigvalsh(
+        _dense_q(cons) / np.sqrt(np.outer(m.affinity_matrix_.sum(1), m.affinity_matrix_.sum(1)))
+    )).max(), rel=1e-8)
+
+
+def test_precomputed_and_determinism(blobs):
+    X, y = blobs
+    cons = Constraints.from_labeled_subset(y, 30, random_state=4)
+    W = fcsc_rbf_affinity(X)
+    a = FCSC(3, affinity="precomputed", random_state=1).fit_predict(W, constraints=cons)
+    b = FCSC(3, random_state=1).fit_predict(X, constraints=cons)
+    np.testing.assert_array_equal(a, b)
+
+
+def test_errors(blobs):
+    X, y = blobs
+    cons = Constraints.from_labeled_subset(y, 30, random_state=0)
+    with pytest.raises(ValueError, match="max_samples"):
+        FCSC(3, max_samples=100).fit(X, constraints=cons)
+    with pytest.raises(ValueError, match="needs constraints"):
+        FCSC(3).fit(X)
+    with pytest.raises(ValueError, match="no feasible"):
+        FCSC(3, beta=1e6).fit(X, constraints=cons)
+    with pytest.raises(ValueError, match="affinity"):
+        FCSC(3, affinity="cosine").fit(X, constraints=cons)
+    with pytest.raises(ValueError, match="constant"):
+        FCSC(2).fit(np.ones((10, 2)), constraints=Constraints([(0, 1)], [(1, 2)], n_samples=10))
+    W = fcsc_rbf_affinity(X)
+    W[0, :] = W[:, 0] = 0
+    with pytest.raises(ValueError, match="zero degree"):
+        FCSC(3, affinity="precomputed").fit(W, constraints=cons)
+
+
+def test_definite_pencil_helper():
+    A = np.diag([0.0, 1.0, 2.0])
+    B = np.diag([1.0, 1.0, -1.0])
+    lam, U = definite_pencil_eigh(B, A)
+    # A u = lam B u: lam = 1 (e_2); e_1 has lam = 0 (excluded: mu infinite -> huge)
+    assert np.any(np.isclose(lam, 1.0))
+    assert np.all(lam > 0)
