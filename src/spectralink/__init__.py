@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from .constraints import Constraints
 from .methods import METHODS, get_method
+from .similarity import learn_similarity
 
 __version__ = "0.1.0"
 
 _ESTIMATORS = {v.split(":")[1]: k for k, v in METHODS.items()}
 
-__all__ = ["Constraints", "get_method", *_ESTIMATORS]
+__all__ = ["Constraints", "get_method", "learn_similarity", *_ESTIMATORS]
 
 
 def __getattr__(name: str):
