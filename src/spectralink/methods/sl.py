@@ -29,7 +29,14 @@ from sklearn.utils import check_random_state
 
 from ..constraints import Constraints
 from ..graph import check_connectivity, degrees
-from ..spectral import DENSE_EIGEN_MAX, kmeans_rows, laplacian_eigenvectors, sign_flip
+from ..spectral import (
+    DENSE_EIGEN_MAX,
+    amg_preconditioner,
+    has_pyamg,
+    kmeans_rows,
+    laplacian_eigenvectors,
+    sign_flip,
+)
 from ._base import ConstrainedClusteringMixin
 
 __all__ = ["SpectralLearning", "modify_affinity", "additive_eigenvectors"]
@@ -101,7 +108,7 @@ def additive_eigenvectors(
         if n <= DENSE_EIGEN_MAX or n_components >= n // 5:
             solver = "dense"
         else:
-            solver = "lobpcg" if _has_pyamg() else "arpack"
+            solver = "lobpcg" if has_pyamg() else "arpack"
     if solver == "dense":
         lam, V = la.eigh(L.toarray(), subset_by_index=[0, n_components - 1])
     elif solver == "arpack":
@@ -131,14 +138,6 @@ def additive_eigenvectors(
     return mu, sign_flip(V[:, order])
 
 
-def _has_pyamg() -> bool:
-    try:
-        import pyamg  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
 def _arpack_shift_invert(L, d_max, m, tol, random_state, maxiter=None):
     # the top of N = I - L / d_max is tightly clustered at 1 when the graph is nearly
     # disconnected, where plain Lanczos on N stalls; shift-invert around a small negative
@@ -150,14 +149,9 @@ def _arpack_shift_invert(L, d_max, m, tol, random_state, maxiter=None):
 
 
 def _lobpcg_laplacian(L, d_max, m, tol, random_state):
-    import pyamg
-
     n = L.shape[0]
-    # L is singular (constant null vector); a small shift relative to the degree scale
-    # keeps the multigrid hierarchy well defined without moving the eigenvectors
-    shift = 1e-5 * d_max
-    ml = pyamg.smoothed_aggregation_solver((L + shift * sp.identity(n, format="csr")).tocsr())
-    M = ml.aspreconditioner()
+    # L is singular (constant null vector); the shift is relative to the degree scale
+    M = amg_preconditioner(L, shift=1e-5 * d_max)
     X = check_random_state(random_state).standard_normal((n, m + 1))
     X[:, 0] = 1.0  # the trivial eigenvector of L is known exactly
     with warnings.catch_warnings():
