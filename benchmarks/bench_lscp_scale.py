@@ -61,9 +61,10 @@ def _mnist(n_constraints: int, tol: float) -> dict:
 
     from spectralink import Constraints, datasets
     from spectralink.graph import kneighbors
-    from spectralink.methods.e2cp import refined_affinity, spectral_labels
+    from spectralink.methods.e2cp import refined_affinity
     from spectralink.metrics import adjusted_rand_score
     from spectralink.similarity import learn_similarity
+    from spectralink.spectral import njw_clustering
 
     X, y = datasets.load("mnist")
     cons = Constraints.from_labels(y, n_constraints, random_state=0)
@@ -79,7 +80,7 @@ def _mnist(n_constraints: int, tol: float) -> dict:
     R, path = refined_affinity(W, cons, 0.25, refinement="masked", tol=tol)
     times["propagation_refinement_s"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    _, _, labels = spectral_labels(R, 10, random_state=0)
+    _, _, labels = njw_clustering(R, 10, random_state=0)
     times["spectral_s"] = time.perf_counter() - t0
     peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return {

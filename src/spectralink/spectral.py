@@ -26,6 +26,7 @@ __all__ = [
     "DENSE_EIGEN_MAX",
     "amg_preconditioner",
     "has_pyamg",
+    "njw_clustering",
     "kmeans_rows",
     "laplacian_eigenvectors",
     "normalize_rows",
@@ -203,3 +204,17 @@ def kmeans_rows(
         F = normalize_rows(F)
     km = KMeans(n_clusters=n_clusters, n_init=n_init, random_state=random_state)
     return km.fit_predict(np.ascontiguousarray(F)).astype(np.int64)
+
+
+def njw_clustering(
+    W: sp.spmatrix, n_clusters: int, *, n_init: int = 10, random_state=None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Ng-Jordan-Weiss clustering of ``W``: ``(eigenvalues, embedding, labels)``.
+
+    The ``n_clusters`` smallest normalized-Laplacian eigenvectors, rows scaled to unit
+    length, k-means on the rows. NCut is exactly this; E2CP and LSCP apply it to their
+    refined graphs.
+    """
+    vals, V = laplacian_eigenvectors(W, n_clusters, random_state=random_state)
+    labels = kmeans_rows(V, n_clusters, normalize=True, n_init=n_init, random_state=random_state)
+    return vals, V, labels

@@ -24,10 +24,10 @@ from ..solvers.propagation import (
     refine_dense,
     refine_masked,
 )
-from ..spectral import DENSE_EIGEN_MAX, kmeans_rows, laplacian_eigenvectors
+from ..spectral import njw_clustering
 from ._base import ConstrainedClusteringMixin
 
-__all__ = ["E2CP", "refined_affinity", "spectral_labels"]
+__all__ = ["E2CP", "refined_affinity"]
 
 #: Default size limit of the exact dense refinement (an n x n refined matrix).
 DENSE_REFINEMENT_MAX = 5000
@@ -105,20 +105,6 @@ def refined_affinity(
     if f_scale == "max" and len(f):
         f /= max(np.abs(f).max(), np.finfo(float).tiny)
     return refine_masked(W, rows, cols, f), path
-
-
-def spectral_labels(W: sp.spmatrix, n_clusters: int, *, n_init: int = 10, random_state=None):
-    """Ng-Jordan-Weiss clustering of ``W``: returns ``(eigenvalues, embedding, labels)``.
-
-    A filled-in (dense) refined graph above the dense eigensolver's size goes to ARPACK,
-    whose matrix-vector products suit it better than a multigrid preconditioner.
-    """
-    n = W.shape[0]
-    dense_like = W.nnz > 0.25 * n * n
-    solver = "arpack" if dense_like and n > DENSE_EIGEN_MAX else "auto"
-    vals, V = laplacian_eigenvectors(W, n_clusters, solver=solver, random_state=random_state)
-    labels = kmeans_rows(V, n_clusters, normalize=True, n_init=n_init, random_state=random_state)
-    return vals, V, labels
 
 
 class E2CP(ConstrainedClusteringMixin):
@@ -211,7 +197,7 @@ class E2CP(ConstrainedClusteringMixin):
             W, constraints, self.eta, refinement=self.refinement, dense_max=self.dense_max,
             tol=self.tol, f_scale=self.f_scale,
         )
-        vals, V, labels = spectral_labels(
+        vals, V, labels = njw_clustering(
             W_ref, self.n_clusters, n_init=self.n_init, random_state=self.random_state
         )
         self.affinity_matrix_ = W_ref

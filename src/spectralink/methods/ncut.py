@@ -8,7 +8,7 @@ comparisons as the constrained methods.
 
 from __future__ import annotations
 
-from ..spectral import kmeans_rows, laplacian_eigenvectors
+from ..spectral import njw_clustering
 from ._base import ConstrainedClusteringMixin
 
 __all__ = ["NCut"]
@@ -67,10 +67,10 @@ class NCut(ConstrainedClusteringMixin):
 
     def _fit(self, X, constraints):
         W = self._affinity(X)
-        vals, F = laplacian_eigenvectors(W, self.n_clusters, random_state=self.random_state)
+        vals, F, labels = njw_clustering(
+            W, self.n_clusters, n_init=self.n_init, random_state=self.random_state
+        )
         self.affinity_matrix_ = W
         self.eigenvalues_ = vals
         self.embedding_ = F
-        self.labels_ = kmeans_rows(
-            F, self.n_clusters, normalize=True, n_init=self.n_init, random_state=self.random_state
-        )
+        self.labels_ = labels
