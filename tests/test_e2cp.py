@@ -8,6 +8,7 @@ from spectralink import E2CP, Constraints
 from spectralink.graph import knn_affinity, normalized_adjacency, normalized_laplacian
 from spectralink.methods.e2cp import refined_affinity
 from spectralink.solvers.propagation import (
+    chebyshev_steps,
     masked_pairs,
     propagate_dense,
     propagate_pairs,
@@ -16,6 +17,7 @@ from spectralink.solvers.propagation import (
     refine_masked,
     refine_values,
     solve_shifted_laplacian,
+    spectral_bounds,
 )
 
 
@@ -78,6 +80,45 @@ def test_cg_solver_and_operator_spectrum():
     B = np.random.default_rng(0).standard_normal((W.shape[0], 4))
     U = solve_shifted_laplacian(M, B, tol=1e-12)
     np.testing.assert_allclose(M @ U, B, atol=1e-10)
+    U_ref = np.linalg.solve(M.toarray(), B)
+    # Chebyshev on [eta, 2 + eta]: residual-based stop, float64 and float32
+    for tol, dtype in ((1e-12, np.float64), (1e-5, np.float32)):
+        U = solve_shifted_laplacian(M, B, bounds=spectral_bounds(eta), tol=tol, dtype=dtype)
+        assert U.dtype == dtype
+        res = np.linalg.norm(B - M @ U.astype(float), axis=0) / np.linalg.norm(B, axis=0)
+        assert res.max() <= tol * 1.01
+        np.testing.assert_allclose(U, U_ref, atol=tol * 10 * np.abs(U_ref).max())
+    # an interval missing most of the spectrum: the solver falls back to CG
+    U = solve_shifted_laplacian(M, B, bounds=(0.5 * eta, 0.4), tol=1e-10)
+    np.testing.assert_allclose(M @ U, B, atol=1e-8)
+    with pytest.raises(ValueError, match="bounds"):
+        solve_shifted_laplacian(M, B, bounds=(1.0, 0.5))
+
+
+def test_chebyshev_step_count_matches_rate():
+    # rate 1/(s + sqrt(s^2 - 1)) = 1/2 for [0.25, 2.25]: 2 * 2^-k <= 1e-5 from k = 18
+    assert chebyshev_steps(0.25, 2.25, 1e5) == 18
+    assert chebyshev_steps(0.25, 2.25, 1.0) == 0
+    k = chebyshev_steps(0.25, 2.25, 1e10)
+    s = 1.25
+    assert np.cosh(k * np.arccosh(s)) >= 1e10 > np.cosh((k - 1) * np.arccosh(s))
+
+
+def test_numpy_and_compiled_paths_agree(monkeypatch):
+    from spectralink.solvers import propagation
+
+    X, y, W, cons = _problem(seed=10)
+    rows, cols = masked_pairs(W, cons)
+    ref = _reference_F(W, cons, 0.25)[rows, cols]
+    monkeypatch.setattr(propagation, "_JIT", False)
+    f_np = propagate_pairs(W, cons, rows, cols, tol=1e-12, block_points=7)
+    f32 = propagate_pairs(W, cons, rows, cols, tol=1e-5)
+    monkeypatch.setattr(propagation, "_JIT", None)
+    f_jit = propagate_pairs(W, cons, rows, cols, tol=1e-12, block_points=7)
+    np.testing.assert_allclose(f_np, ref, atol=1e-10)
+    np.testing.assert_allclose(f_jit, ref, atol=1e-10)
+    # float32 solves at tol 1e-5: F within a few 1e-5 of its scale
+    np.testing.assert_allclose(f32, ref, atol=5e-5 * np.abs(ref).max())
 
 
 def test_refinement_stays_in_unit_interval():

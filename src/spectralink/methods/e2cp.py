@@ -73,7 +73,7 @@ def refined_affinity(
         solver; ``"auto"``: dense up to ``dense_max`` points.
     dense_max : int, default=5000
     tol : float, default=1e-10
-        Relative residual of the conjugate-gradient solves (masked path, and the dense
+        Relative residual of the iterative solves (masked path, and the dense
         path above 2000 points).
     f_scale : {"clip", "max"}, default="clip"
         How ``F`` is brought into [-1, 1] before eq. 12: ``"clip"`` (the formula as
@@ -130,7 +130,7 @@ class E2CP(ConstrainedClusteringMixin):
         Largest n for the dense refinement (``"auto"`` switches to masked above it;
         ``"dense"`` raises).
     tol : float, default=1e-8
-        Relative residual of the conjugate-gradient solves (``>= 1e-5`` runs them in
+        Relative residual of the iterative solves (``>= 1e-5`` runs them in
         float32).
     f_scale : {"clip", "max"}, default="clip"
         ``F`` clipped to [-1, 1] (eq. 12 as stated) or divided by its largest
