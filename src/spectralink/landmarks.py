@@ -195,8 +195,9 @@ def _nearest_block(Xc: np.ndarray, U: np.ndarray, r: int) -> tuple:
     else:
         ind = np.argpartition(D2, r - 1, axis=1)[:, :r]
     sq = np.empty(ind.shape)
+    X64 = Xc.astype(np.float64, copy=False)  # once, not once per kept neighbour
     for col in range(ind.shape[1]):
-        diff = Xc.astype(np.float64) - U[ind[:, col]]
+        diff = X64 - U[ind[:, col]]
         sq[:, col] = np.einsum("ij,ij->i", diff, diff)
     order = np.argsort(sq, axis=1, kind="stable")
     ind = np.take_along_axis(ind, order, axis=1)
