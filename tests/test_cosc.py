@@ -9,6 +9,7 @@ from spectralink import COSC, Constraints
 from spectralink.graph import adaptive_knn_affinity, degrees
 from spectralink.methods.cosc import (
     _Binary,
+    _distinct_states,
     consistent_partition,
     merge_vertices,
     reduce_cannot_links,
@@ -112,6 +113,10 @@ def test_bad_parameters():
         COSC(affinity="rbf").fit(X)
     with pytest.raises(ValueError, match="n_starts"):
         COSC(n_starts=0).fit(X)
+    with pytest.raises(ValueError, match="n_jobs"):
+        COSC(n_jobs=0).fit(X)
+    with pytest.raises(ValueError, match="crit_tol"):
+        COSC(crit_tol=1.5).fit(X)
     A = np.ones((4, 4))
     A[3, :] = A[:, 3] = 0
     with pytest.raises(ValueError, match="no edge"):
@@ -144,6 +149,23 @@ def test_guaranteed_mode_monotonicity(seed):
     assert viol_b == 0
     assert ncut_b <= ncut_a + 1e-12
     assert ncut_b < ncut_a  # a random start is never critical here
+
+
+def test_distinct_states_keeps_the_best_of_each_partition():
+    from spectralink.solvers.lovasz import ThresholdResult
+
+    m1 = np.array([True, False, False])
+    m2 = np.array([False, True, True])
+    thrs = [
+        ThresholdResult(m1, 0.5, 0.5, 0.0),
+        ThresholdResult(m2, 0.3, 0.3, 0.0),
+        ThresholdResult(m1.copy(), 0.2, 0.2, 0.0),
+        None,
+    ]
+    states = ["a", "b", "c", "d"]
+    vals = [t.value if t is not None else np.inf for t in thrs]
+    assert _distinct_states(states, thrs, vals) == ["c", "b"]
+    assert _distinct_states(["d"], [None], [np.inf]) == ["d"]
 
 
 def test_guaranteed_mode_estimator():
@@ -212,6 +234,11 @@ def test_deterministic():
     a = COSC(n_starts=2, random_state=3).fit_predict(X, constraints=cons)
     b = COSC(n_starts=2, random_state=3).fit_predict(X, constraints=cons)
     assert np.array_equal(a, b)
+    # the starts in threads give the same result
+    m1 = COSC(n_starts=3, random_state=3).fit(X, constraints=cons)
+    m2 = COSC(n_starts=3, n_jobs=2, random_state=3).fit(X, constraints=cons)
+    assert np.array_equal(m1.labels_, m2.labels_)
+    assert np.array_equal(m1.continuous_, m2.continuous_)
 
 
 # ----------------------------------------------------------------- k-way

@@ -190,6 +190,27 @@ def test_inner_solver_closes_duality_gap(gamma):
     assert np.allclose(r1.beta, r2.beta, atol=1e-9)
 
 
+@pytest.mark.parametrize("gamma", [0.0, 0.5])
+def test_inner_solver_descent_mode(gamma):
+    """Descent mode ranks candidates by F_gamma and stops at the target ratio."""
+    prob, c, C, v = _inner_instance(20, 1, gamma)
+    beta0 = np.zeros(len(prob.edges[0]))
+    f0 = np.random.default_rng(1).standard_normal(20)  # the point _inner_instance linearised
+    lam = ratio_functional(f0, prob, gamma)
+    kw = dict(max_iter=400, eps=1e-10, target=lam * 0.99, gamma=gamma)
+    r1 = solve_inner(prob, c, C, beta0, v, compiled=False, **kw)
+    r2 = solve_inner(prob, c, C, beta0, v, compiled=True, **kw)
+    for r in (r1, r2):
+        assert r.ratio == pytest.approx(ratio_functional(r.f, prob, gamma), rel=1e-12)
+        assert r.ratio <= lam * 0.99  # reached the sufficient decrease, so stopped early
+        assert r.n_iter < 400
+    assert r1.n_iter == r2.n_iter
+    assert r1.ratio == pytest.approx(r2.ratio, rel=1e-9)
+    # an unreachable target: the whole budget, the lowest ratio among the candidates
+    r3 = solve_inner(prob, c, C, beta0, v, max_iter=60, eps=0.0, target=-1.0, gamma=gamma)
+    assert r3.n_iter == 60 and r3.ratio < lam
+
+
 @pytest.mark.parametrize("gamma", [0.0, 0.7])
 def test_inner_solver_matches_cvxpy(gamma):
     cp = pytest.importorskip("cvxpy")
@@ -251,6 +272,26 @@ def test_ratio_dca_reaches_brute_force_optimum(seed, gamma):
         assert thr.value >= brute - 1e-10
         found = min(found, thr.value)
     assert found == pytest.approx(brute, rel=1e-9)
+
+
+@pytest.mark.parametrize("seed,gamma", [(0, 0.0), (2, 1.0)])
+def test_ratio_dca_classical_and_fast_settings_agree(seed, gamma):
+    """Descent-mode stopping and the relative criticality test keep the optimum found."""
+    n = 11
+    W = random_graph(n, 0.35, seed)
+    d = np.asarray(W.sum(1)).ravel()
+    cl = random_cl(n, 3, seed)
+    prob = make_problem(edge_list(W), d, cl)
+    brute = min(penalised_ratio(C, prob.edges, d, cl, gamma)[0] for C in all_sets(n))
+    rng = np.random.default_rng(seed)
+    for kw in ({"descent_tol": None, "crit_tol": 0.0}, {}):
+        found = np.inf
+        for _ in range(20):
+            f0 = rng.standard_normal(n)
+            res = ratio_dca(prob, f0, gamma, **kw)
+            assert res.value <= ratio_functional(f0 / np.linalg.norm(f0), prob, gamma)
+            found = min(found, optimal_threshold(res.f, prob.edges, d, cl, gamma).value)
+        assert found == pytest.approx(brute, rel=1e-9)
 
 
 def test_ratio_functional_on_indicators_is_set_ratio():

@@ -14,11 +14,18 @@ Implemented here (equation numbers of the paper; the solvers are in
   Theorem 3.1 (start from a consistent partition with gamma above gvol(V) NCut / 4);
 * k-way clustering by recursive soft-constrained bi-partitioning with the
   expected-violations rule (Section 5, eq. 6).
+
+Speed (not from the paper): RatioDCA solves its inner problems only to a sufficient
+decrease of the ratio and stops at a relative criticality tolerance (``crit_tol``), the
+gamma continuation drops starts that reached the same partition as a better start, and the
+starts of one gamma value can run in threads (``n_jobs``).
 """
 
 from __future__ import annotations
 
+import os
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import scipy.sparse as sp
@@ -234,15 +241,26 @@ class _Binary:
             max_outer=o["max_outer"],
             max_inner=o["max_inner"],
             tol=o["tol"],
+            crit_tol=o.get("crit_tol", 1e-2),
         )
         thr = optimal_threshold(res.f, self.edges, self.g, self.cl, gamma, outside=self.outside)
         return (res.f, res.beta, res.v), thr
 
+    def run_many(self, states, gamma):
+        """:meth:`run` on every state, in ``opts["n_jobs"]`` threads (results in order).
+
+        The FISTA kernel releases the GIL, so the independent starts run in parallel.
+        """
+        n_jobs = min(self.opts.get("n_jobs", 1), len(states))
+        if n_jobs <= 1:
+            return [self.run(st, gamma) for st in states]
+        with ThreadPoolExecutor(n_jobs) as pool:
+            return list(pool.map(lambda st: self.run(st, gamma), states))
+
     def sweep(self, states, gamma, allowed):
         """Run every start at ``gamma``; record feasible splits; is the best start feasible?"""
         out, thrs = [], []
-        for st in states:
-            st, thr = self.run(st, gamma)
+        for st, thr in self.run_many(states, gamma):
             out.append(st)
             thrs.append(thr)
             if thr is None:
@@ -262,10 +280,13 @@ class _Binary:
         vals = [np.inf if t is None else t.value for t in thrs]
         b = int(np.argmin(vals))
         ok = thrs[b] is not None and thrs[b].n_violated <= allowed + 1e-9
-        return out, ok
+        return _distinct_states(out, thrs, vals), ok
 
     def continuation(self, starts, allowed, *, gamma_cap, bisection_tol=0.01, max_steps=60):
-        """Gamma from 0 (0, 0.2, doubling) until the best start is feasible, then bisection."""
+        """Gamma from 0 (0, 0.2, doubling) until the best start is feasible, then bisection.
+
+        Every sweep keeps one state per distinct partition (:func:`_distinct_states`).
+        """
         states = [(f, None, None) for f in starts]
         gamma = 0.0
         new, ok = self.sweep(states, gamma, allowed)
@@ -305,6 +326,31 @@ class _Binary:
         return A, f0, gamma
 
 
+def _effective_jobs(n_jobs):
+    if n_jobs is None:
+        return 1
+    return (os.cpu_count() or 1) if n_jobs == -1 else int(n_jobs)
+
+
+def _distinct_states(states, thrs, vals):
+    """The states whose optimal level sets differ, best first (drops duplicate starts).
+
+    Starts that RatioDCA brought to the same partition would continue the gamma schedule
+    from (nearly) the same point and reproduce the same candidates: only the one with the
+    lowest ``F_gamma`` is kept. Constant solutions (no level set) are dropped too, unless
+    nothing else is left.
+    """
+    kept, seen = [], set()
+    for k in np.argsort(vals, kind="stable"):
+        if thrs[k] is None:
+            continue
+        key = np.packbits(thrs[k].mask).tobytes()
+        if key not in seen:
+            seen.add(key)
+            kept.append(states[k])
+    return kept or states
+
+
 def _binary_starts(W, g, cl, n_starts, rng):
     starts = [constrained_fiedler(W, g, random_state=rng)]
     if len(cl[0]) and n_starts > 1:
@@ -330,6 +376,8 @@ class COSC(ConstrainedClusteringMixin):
         Two-cluster problem. ``"hard"``: gamma = 0, 0.2, 0.4, ... until the best start
         violates no constraint, then bisection to 1 %, every start warm-started from its
         previous solution; the lowest cut among the consistent splits found is kept.
+        Starts that reach the same partition as a better start are not continued (they
+        would repeat its candidates), unlike the authors' code.
         ``"soft"``: at most ``max_violations`` violated cannot-links (same schedule), or a
         single run at ``gamma`` when given. ``"guaranteed"``: one run from a consistent
         partition obtained by 2-colouring, with gamma just above ``gvol(V) NCut / 4``
@@ -366,6 +414,16 @@ class COSC(ConstrainedClusteringMixin):
         and 2000 measured 1.8x faster on Sonar with cuts as low.
     tol : float, default=1e-6
         RatioDCA relative decrease that stops the descent.
+    crit_tol : float, default=1e-2
+        RatioDCA also stops when the inner dual certifies that the linearised objective
+        cannot decrease by more than ``crit_tol`` relative to its size (the iterate is
+        critical to that tolerance; the exact criterion is an inner optimum of 0). Each
+        RatioDCA step stops its FISTA loop once the ratio decreased by 30 %, else at the
+        inner budget. ``0`` proves criticality to the inner budget: on USPS 0-vs-rest
+        ``1e-2`` needed 2.5x fewer FISTA iterations than ``3e-3``, for the same cut.
+    n_jobs : int, default=None
+        Threads running the starts of a gamma value in parallel (``None``: 1, ``-1``: all
+        processors). The result does not depend on it.
     random_state : int, RandomState or None
 
     Attributes
@@ -409,6 +467,8 @@ class COSC(ConstrainedClusteringMixin):
         max_outer: int = 1000,
         max_inner: int = 2000,
         tol: float = 1e-6,
+        crit_tol: float = 1e-2,
+        n_jobs: int | None = None,
         random_state=None,
     ):
         self.n_clusters = n_clusters
@@ -426,6 +486,8 @@ class COSC(ConstrainedClusteringMixin):
         self.max_outer = max_outer
         self.max_inner = max_inner
         self.tol = tol
+        self.crit_tol = crit_tol
+        self.n_jobs = n_jobs
         self.random_state = random_state
 
     def _feature_affinities(self) -> set:
@@ -463,9 +525,21 @@ class COSC(ConstrainedClusteringMixin):
                 raise ValueError(f"{name} must be a positive integer, got {val!r}.")
         if not (self.tol > 0):
             raise ValueError(f"tol must be positive, got {self.tol!r}.")
+        if not (0 <= self.crit_tol < 1):
+            raise ValueError(f"crit_tol must be in [0, 1), got {self.crit_tol!r}.")
+        if self.n_jobs is not None and not (
+            isinstance(self.n_jobs, (int, np.integer)) and (self.n_jobs >= 1 or self.n_jobs == -1)
+        ):
+            raise ValueError(f"n_jobs must be None, -1 or a positive integer, got {self.n_jobs!r}.")
 
     def _opts(self):
-        return {"max_outer": self.max_outer, "max_inner": self.max_inner, "tol": self.tol}
+        return {
+            "max_outer": self.max_outer,
+            "max_inner": self.max_inner,
+            "tol": self.tol,
+            "crit_tol": self.crit_tol,
+            "n_jobs": _effective_jobs(self.n_jobs),
+        }
 
     def _fit(self, X, constraints):
         self._check_params()
@@ -541,8 +615,7 @@ class COSC(ConstrainedClusteringMixin):
         elif self.mode == "soft" and self.gamma is not None:
             gamma = float(self.gamma)
             best = None
-            for st in starts:
-                (f_, _, _), thr = solver.run((st, None, None), gamma)
+            for (f_, _, _), thr in solver.run_many([(st, None, None) for st in starts], gamma):
                 if thr is not None and (best is None or thr.value < best[0]):
                     best = (thr.value, thr.mask, f_)
             if best is None:
@@ -684,8 +757,7 @@ class _KwayContext:
         for _ in range(self.est.max_gamma_runs):
             new = []
             best = None
-            for st in states:
-                st, thr = solver.run(st, gamma)
+            for st, thr in solver.run_many(states, gamma):
                 new.append(st)
                 if thr is not None and (best is None or thr.value < best.value):
                     best = thr

@@ -20,6 +20,11 @@ through its smooth dual (Lemmas 3.1-3.2): with the oriented incidence matrix ``B
 ``|alpha_e| <= c0 w_e / C`` and the simplex ``v``, with FISTA. The primal solution is
 ``f = (z - P(z)) / ||z - P(z)||`` and the optimal value ``-C ||z - P(z)||``.
 
+RatioDCA only needs a strict decrease of the ratio at every step, so the inner problem is
+solved inexactly: FISTA ranks its candidates by ``F_gamma`` itself and stops at a
+sufficient decrease, and the outer loop stops once the inner dual certifies that the
+linearised objective cannot decrease by more than a relative tolerance.
+
 The gradient's Lipschitz constant is ``2 (1 + ||B||^2 / c0^2)``; here
 ``c0^2 = max_{(i,j) in E} (deg_i + deg_j)`` (unweighted degrees), the Anderson-Morley
 upper bound on ``||B||^2 = lambda_max`` of the unweighted Laplacian, so the step ``1/4`` is
@@ -142,6 +147,7 @@ class InnerResult(NamedTuple):
     beta: np.ndarray  #: edge dual, |beta_e| <= w_e (warm start)
     v: np.ndarray  #: simplex dual (warm start)
     n_iter: int
+    ratio: float = np.nan  #: F_gamma(f) in descent mode (``target`` given), else nan
 
 
 def _inner_primal(f, prob, c, C):
@@ -161,6 +167,8 @@ def _solve_inner_numpy(
     max_iter: int = 100,
     eps: float = 1e-6,
     check_every: int = 5,
+    target: float | None = None,
+    gamma: float = 0.0,
 ) -> InnerResult:
     """NumPy loop of :func:`solve_inner` (reference for the compiled kernel)."""
     i, j, w = prob.edges
@@ -181,7 +189,8 @@ def _solve_inner_numpy(
         return z
 
     a_y, v_y, t = a.copy(), vv.copy(), 1.0
-    best = None
+    best = None  # (f, inner primal, F_gamma)
+    p_best = np.inf
     dual = -np.inf
     it = 0
     for it in range(1, max_iter + 1):
@@ -205,11 +214,20 @@ def _solve_inner_numpy(
             return InnerResult(None, 0.0, 0.0, sc * a / c0, vv, it)
         f = D / nd
         p = _inner_primal(f, prob, c, C)
-        if best is None or p < best[1]:
-            best = (f, p)
-        if abs(best[1] - dual) <= eps * abs(dual):
+        p_best = min(p_best, p)
+        if target is not None:
+            r = ratio_functional(f, prob, gamma)
+            if r < np.inf and (best is None or r < best[2]):
+                best = (f, p, r)
+            if best is not None and best[2] <= target:
+                break
+        elif best is None or p < best[1]:
+            best = (f, p, np.nan)
+        if abs(p_best - dual) <= eps * abs(dual):
             break
-    return InnerResult(best[0], best[1], dual, sc * a / c0, vv, it)
+    if best is None:
+        return InnerResult(None, 0.0, dual, sc * a / c0, vv, it)
+    return InnerResult(best[0], best[1], dual, sc * a / c0, vv, it, best[2])
 
 
 def solve_inner(
@@ -222,6 +240,8 @@ def solve_inner(
     max_iter: int = 100,
     eps: float = 1e-6,
     check_every: int = 5,
+    target: float | None = None,
+    gamma: float = 0.0,
     compiled: bool = True,
 ) -> InnerResult:
     """FISTA on the smooth dual of the inner problem (Lemmas 3.1-3.2).
@@ -232,19 +252,35 @@ def solve_inner(
     feasible iterate every ``check_every`` iterations, is below ``eps``. Uses gradient
     restarts of the momentum (O'Donoghue & Candès 2015). ``compiled`` uses the numba loop
     when numba is importable (same iterates as the NumPy loop).
+
+    Descent mode (``target`` given, ``C`` must equal ``gamma c_CL``): the checked
+    candidates are ranked by the ratio ``F_gamma`` instead of the inner objective, and the
+    loop also stops as soon as a candidate reaches ``F_gamma <= target``. RatioDCA only
+    needs a candidate that decreases the ratio (Hein & Setzer 2011, Prop. 3.1), so solving
+    the inner problem further is wasted work.
     """
     kernel = _compiled_fista() if compiled else False
     if not kernel:
         return _solve_inner_numpy(
-            prob, c, C, beta, v, max_iter=max_iter, eps=eps, check_every=check_every
+            prob,
+            c,
+            C,
+            beta,
+            v,
+            max_iter=max_iter,
+            eps=eps,
+            check_every=check_every,
+            target=target,
+            gamma=gamma,
         )
     i, j, w = prob.edges
+    ci, cj, q = prob.cl
     c0 = prob.c0
     sc = C if C > 0 else 1.0
     box = c0 * w / sc
     a = np.clip(c0 * beta / sc, -box, box)
     vv = np.array(v, dtype=float) if C > 0 else np.zeros(prob.n)
-    f, p, dual, a, vv, it, zero, has = kernel(
+    f, p, dual, a, vv, it, zero, has, r = kernel(
         i,
         j,
         w,
@@ -257,10 +293,18 @@ def solve_inner(
         int(max_iter),
         float(eps),
         int(check_every),
+        prob.g,
+        np.asarray(ci, np.int64),
+        np.asarray(cj, np.int64),
+        np.asarray(q, float),
+        float(gamma),
+        float(prob.c_cl),
+        -np.inf if target is None else float(target),
+        target is not None,
     )
     if zero or not has:
         return InnerResult(None, 0.0, 0.0 if zero else dual, sc * a / c0, vv, it)
-    return InnerResult(f, p, dual, sc * a / c0, vv, it)
+    return InnerResult(f, p, dual, sc * a / c0, vv, it, r if target is not None else np.nan)
 
 
 def _compiled_fista():
@@ -297,18 +341,35 @@ def ratio_dca(
     max_outer: int = 1000,
     max_inner: int = 10_000,
     tol: float = 1e-6,
+    descent_tol: float | None = 0.3,
+    crit_tol: float = 1e-2,
     inner_eps: float = 1e-6,
     dual_tol: float = 1e-8,
 ) -> DCAResult:
     """RatioDCA (Hein & Setzer 2011, Algorithm 1) for ``F_gamma`` from the start ``f0``.
 
     Each step linearises ``R2`` and ``S`` at ``f^k`` and solves the inner problem with
-    :func:`solve_inner`, warm-started from the previous duals. ``F_gamma`` decreases
-    strictly at every accepted step. The inner budget starts at 100 iterations and doubles
-    (up to ``max_inner``) after a non-descent step (the step is rejected) and after 20
-    consecutive descents. Stops when the relative decrease is below ``tol``, the inner
-    optimum is 0 to ``dual_tol`` (no descent possible: ``f^k`` is critical), or a
-    non-descent happens at the full budget.
+    :func:`solve_inner` in descent mode, warm-started from the previous duals. Any
+    candidate with ``F_gamma < lambda^k`` is a valid RatioDCA step (the descent argument
+    only needs a negative inner objective, and the ratio of a candidate is checked
+    directly), so ``F_gamma`` decreases strictly at every accepted step. FISTA therefore
+    stops as soon as a candidate decreases the ratio by the relative amount
+    ``descent_tol`` (sufficient decrease), or when the inner duality gap is below
+    ``inner_eps``; otherwise it runs to the budget and the best candidate is taken. The
+    budget starts at 100 iterations and doubles (up to ``max_inner``) after a
+    non-descent step (the step is rejected, the duals are kept) and after 20 consecutive
+    descents. Stopping at the first decrease makes many tiny steps; solving every inner
+    problem to ``inner_eps`` wastes iterations: ``descent_tol = 0.3`` needed the fewest
+    FISTA iterations in COSC on USPS and MNIST 0-vs-rest (against 0.01, 0.1, 0.5, None).
+
+    Stops when the relative decrease of an accepted step is below ``tol``, when a
+    non-descent happens at the full budget, or when the inner optimum is certified close
+    to 0: the dual value, a lower bound on the inner optimum, is above
+    ``-max(dual_tol, crit_tol lambda S(f^k))``. The linearised objective then cannot
+    decrease by more than ``crit_tol`` relative to ``lambda S(f^k) = R1(f^k) - R2(f^k)``,
+    i.e. ``f^k`` is critical to that tolerance (an optimum of exactly 0 certifies
+    criticality). ``descent_tol=None, crit_tol=0`` gives the classical scheme (inner
+    problem solved to ``inner_eps`` or the budget, stop at an inner optimum of 0).
     """
     f = np.array(f0, dtype=float)
     if f.shape != (prob.n,):
@@ -319,7 +380,8 @@ def ratio_dca(
     C = gamma * prob.c_cl
     if beta is None:
         beta = np.zeros(len(prob.edges[0]))
-    if v is None:
+    if v is None or abs(float(np.sum(v)) - 1.0) > 1e-9:
+        # no simplex dual yet (none given, or the run at gamma = 0 had no simplex term)
         v = np.zeros(prob.n)
         v[int(np.argmin(f))] = 1.0
     lam = ratio_functional(f, prob, gamma)
@@ -328,28 +390,40 @@ def ratio_dca(
     n_inner = n_outer = 0
     while n_outer < max_outer:
         n_outer += 1
-        if lam <= 0:
+        if lam <= 0 or not np.isfinite(lam):
             break
-        c = lam * balance_subgradient(f, prob.g)
+        s = balance_subgradient(f, prob.g)
+        scale = lam * float(np.dot(s, f))  # lambda S(f^k), the size of the inner terms
+        c = lam * s
         if C > 0:
             c += gamma * cl_subgradient(f, prob)
-        res = solve_inner(prob, c, C, beta, v, max_iter=budget, eps=inner_eps)
+        res = solve_inner(
+            prob,
+            c,
+            C,
+            beta,
+            v,
+            max_iter=budget,
+            eps=inner_eps,
+            target=-np.inf if descent_tol is None else lam * (1.0 - descent_tol),
+            gamma=gamma,
+        )
         n_inner += res.n_iter
         beta, v = res.beta, res.v
-        if res.f is None or res.dual >= -dual_tol:
+        if res.f is None:
             break
-        lam_new = ratio_functional(res.f, prob, gamma)
-        if lam_new < lam:
-            rel = (lam - lam_new) / lam
-            f, lam = res.f, lam_new
+        critical = -res.dual <= max(dual_tol, crit_tol * scale)
+        if res.ratio < lam:
+            rel = (lam - res.ratio) / lam
+            f, lam = res.f, res.ratio
             streak += 1
             if streak >= 20:
                 budget, streak = min(2 * budget, max_inner), 0
-            if rel < tol:
+            if rel < tol or critical:
                 break
         else:
             streak = 0
-            if budget >= max_inner:
+            if critical or budget >= max_inner:
                 break
             budget = min(2 * budget, max_inner)
     return DCAResult(f, lam, beta, v, n_outer, n_inner)
