@@ -62,8 +62,8 @@ def main(argv=None):
         "# USPS end-to-end timing",
         "",
         f"n = {len(y)}, k = {k}, OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}, "
-        f"{os.cpu_count()} logical CPUs (shared with other jobs: times are inflated by "
-        "contention).",
+        f"{os.cpu_count()} logical CPUs, load average {os.getloadavg()[0]:.1f} at the start "
+        "(other jobs on the machine inflate the times).",
         "",
     ]
     t_nn, (dist, ind) = timed(lambda: kneighbors(X, 20, random_state=0))
