@@ -169,8 +169,8 @@ def write_tables(records, part, note) -> str:
                 v = summ.get((ds, c, m))
                 # a method that failed on some draws (FCSC: no feasible vector) is averaged
                 # over the draws it solved; say how many
-                part = f" ({v[2]}/{full} draws)" if v and v[2] < full else ""
-                cells.append(f"{v[0]:.3f} ± {v[1]:.3f}{part}" if v else "–")
+                solved = f" ({v[2]}/{full} draws)" if v and v[2] < full else ""
+                cells.append(f"{v[0]:.3f} ± {v[1]:.3f}{solved}" if v else "–")
             lines.append(f"| {c} | " + " | ".join(cells) + " |")
         lines.append("")
     text = "\n".join(lines)
