@@ -144,3 +144,20 @@ def test_repeated_zero_eigenvalue_of_disconnected_graph(solver):
     np.testing.assert_allclose(vals[:3], 0.0, atol=1e-10)
     np.testing.assert_allclose(lam, vals, atol=1e-6)
     assert np.max(subspace_angles(V, vecs)) < 1e-4
+
+
+def test_arpack_non_convergence_falls_back_to_dense(chain_graph, monkeypatch):
+    # a bandwidth far below the neighbour distances makes Lanczos stall for hours; a capped
+    # ARPACK must hand over to the dense solver (small n) or fail with a clear error (large n)
+    import spectralink.spectral as spectral
+
+    dense_vals, dense_vecs = laplacian_eigenvectors(chain_graph, M, solver="dense")
+    monkeypatch.setattr(spectral, "ARPACK_MAXITER", 1)
+    with pytest.warns(RuntimeWarning, match="did not converge"):
+        vals, vecs = laplacian_eigenvectors(chain_graph, M, solver="arpack", random_state=0)
+    np.testing.assert_allclose(vals, dense_vals, atol=1e-10)
+    assert np.max(subspace_angles(vecs, dense_vecs)) < 1e-6
+    monkeypatch.setattr(spectral, "DENSE_FALLBACK_MAX", 100)
+    with pytest.raises(ValueError, match="did not converge.*Increase sigma"):
+        laplacian_eigenvectors(chain_graph, M, solver="arpack", random_state=0)
+

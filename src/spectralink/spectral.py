@@ -16,7 +16,7 @@ import numpy as np
 import scipy.linalg as la
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
-from scipy.sparse.linalg import LinearOperator, eigsh, lobpcg
+from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh, lobpcg
 from sklearn.cluster import KMeans
 from sklearn.utils import check_random_state
 
@@ -95,7 +95,27 @@ def laplacian_eigenvectors(
         vals, vecs = la.eigh(S.toarray(), subset_by_index=[n - n_components, n - 1])
         mu, V = vals[::-1], vecs[:, ::-1]
     elif solver == "arpack":
-        mu, V = _arpack(S, d, n_components, tol, random_state)
+        try:
+            mu, V = _arpack(S, d, n_components, tol, random_state)
+        except ArpackNoConvergence:
+            # many eigenvalues of L crowd near 0 when Gaussian weights underflow (a bandwidth
+            # far below the neighbour distances): Lanczos would otherwise run for hours
+            if n > DENSE_FALLBACK_MAX:
+                raise ValueError(
+                    f"the eigensolver did not converge in {ARPACK_MAXITER} restarts: the graph "
+                    "is nearly disconnected (many eigenvalues of the Laplacian within the "
+                    "tolerance of 0, typically because sigma is far below the neighbour "
+                    "distances). Increase sigma or n_neighbors, or use solver='dense' "
+                    f"(n = {n} is above the dense fallback limit {DENSE_FALLBACK_MAX})."
+                ) from None
+            warnings.warn(
+                f"ARPACK did not converge in {ARPACK_MAXITER} restarts (graph nearly "
+                "disconnected); using the dense eigensolver.",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+            vals, vecs = la.eigh(S.toarray(), subset_by_index=[n - n_components, n - 1])
+            mu, V = vals[::-1], vecs[:, ::-1]
     elif solver == "lobpcg":
         mu, V = _lobpcg_amg(S, d, n_components, tol, random_state)
     else:
@@ -103,6 +123,12 @@ def laplacian_eigenvectors(
     lam = np.clip(1.0 - mu, 0.0, 2.0)
     order = np.argsort(lam, kind="stable")
     return lam[order], sign_flip(V[:, order])
+
+
+#: ARPACK restarts before giving up (a connected k-NN graph needs a few dozen at most)
+ARPACK_MAXITER = 1000
+#: largest n for which a non-converged ARPACK falls back to the dense solver (~0.7 GB at 10k)
+DENSE_FALLBACK_MAX = 12000
 
 
 def has_pyamg() -> bool:
@@ -139,7 +165,7 @@ def _arpack(S, d, m, tol, random_state):
     v0 -= U @ (U.T @ v0)
     op = LinearOperator((n, n), matvec=lambda x: S @ x - 3.0 * (U @ (U.T @ x)), dtype=np.float64)
     # largest algebraic eigenvalues of S = smallest of L; matvecs only, no factorisation
-    mu, V = eigsh(op, k=m - c, which="LA", tol=tol, v0=v0)
+    mu, V = eigsh(op, k=m - c, which="LA", tol=tol, v0=v0, maxiter=ARPACK_MAXITER)
     return np.concatenate([np.ones(c), mu[::-1]]), np.hstack([U, V[:, ::-1]])
 
 
