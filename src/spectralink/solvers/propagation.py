@@ -41,6 +41,7 @@ from scipy.sparse.csgraph import reverse_cuthill_mckee
 
 from ..constraints import Constraints
 from ..graph import normalized_adjacency
+from . import compiled_module
 
 __all__ = [
     "masked_pairs",
@@ -102,18 +103,8 @@ def propagation_operator(W: sp.spmatrix, eta: float = 0.25) -> sp.csr_matrix:
 
 
 def _compiled_kernels():
-    """The numba kernels module, or False when numba is not importable."""
-    global _JIT
-    if _JIT is None:
-        try:
-            from . import _propagation_jit as jit
-        except ImportError:  # pragma: no cover - numba comes with pynndescent
-            jit = False
-        _JIT = jit
-    return _JIT
-
-
-_JIT = None
+    """The numba kernels module, or None when numba is not importable."""
+    return compiled_module("_propagation_jit")
 
 
 def _spmm(M: sp.csr_matrix, X: np.ndarray, out: np.ndarray) -> np.ndarray:

@@ -38,6 +38,7 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
+from . import compiled_module
 from .lovasz import balance_subgradient, total_variation
 
 __all__ = [
@@ -259,8 +260,9 @@ def solve_inner(
     needs a candidate that decreases the ratio (Hein & Setzer 2011, Prop. 3.1), so solving
     the inner problem further is wasted work.
     """
-    kernel = _compiled_fista() if compiled else False
-    if not kernel:
+    jit = compiled_module("_fista_jit") if compiled else None
+    kernel = jit.fista if jit is not None else None
+    if kernel is None:
         return _solve_inner_numpy(
             prob,
             c,
@@ -307,19 +309,6 @@ def solve_inner(
     return InnerResult(f, p, dual, sc * a / c0, vv, it, r if target is not None else np.nan)
 
 
-def _compiled_fista():
-    """The numba FISTA kernel, or False when numba is not importable."""
-    global _FISTA
-    if _FISTA is None:
-        try:
-            from ._fista_jit import fista
-        except ImportError:  # pragma: no cover - numba comes with pynndescent
-            fista = False
-        _FISTA = fista
-    return _FISTA
-
-
-_FISTA = None
 
 
 class DCAResult(NamedTuple):
