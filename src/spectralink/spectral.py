@@ -92,8 +92,7 @@ def laplacian_eigenvectors(
         else:
             solver = "arpack"
     if solver == "dense":
-        vals, vecs = la.eigh(S.toarray(), subset_by_index=[n - n_components, n - 1])
-        mu, V = vals[::-1], vecs[:, ::-1]
+        mu, V = _dense(S, n_components)
     elif solver == "arpack":
         try:
             mu, V = _arpack(S, d, n_components, tol, random_state)
@@ -114,8 +113,7 @@ def laplacian_eigenvectors(
                 RuntimeWarning,
                 stacklevel=2,
             )
-            vals, vecs = la.eigh(S.toarray(), subset_by_index=[n - n_components, n - 1])
-            mu, V = vals[::-1], vecs[:, ::-1]
+            mu, V = _dense(S, n_components)
     elif solver == "lobpcg":
         mu, V = _lobpcg_amg(S, d, n_components, tol, random_state)
     else:
@@ -137,6 +135,13 @@ def has_pyamg() -> bool:
     except ImportError:
         return False
     return True
+
+
+def _dense(S, m):
+    """The m largest eigenpairs of S (smallest of L), largest first, by LAPACK."""
+    n = S.shape[0]
+    vals, vecs = la.eigh(S.toarray(), subset_by_index=[n - m, n - 1])
+    return vals[::-1], vecs[:, ::-1]
 
 
 def _component_null_vectors(S, d):
