@@ -105,48 +105,41 @@ def run_dataset(name, args, rows, log, checkpoint=None):
             [sg for sg in grid if any(np.isclose(sg / r, v, rtol=1e-3) for v in wanted)]
         )
     graph_s = s_values
-    if large and args.large_counts < len(s_values):
+    full_graph = not large or args.graph_full
+    if not full_graph and args.large_counts < len(s_values):
         pick = np.linspace(len(s_values) - 1, 0, args.large_counts).round().astype(int)
         graph_s = s_values[np.unique(pick)]
-    graph_draws = draws if not large else min(draws, args.large_draws)
+    graph_draws = draws if full_graph else min(draws, args.large_draws)
     log(
         f"## {name}: n={n}, k={k}, r={r:.4g}, "
         f"counts={[int(c) for c in s_values * k * (k + 1) // 2]}, "
         f"{draws} draws, {len(grid)} sigma values; SL/SSKK: counts "
         f"{[int(c) for c in graph_s * k * (k + 1) // 2]}, {graph_draws} draws, "
-        f"{'sigma = r only' if large else 'all sigma values'}"
+        f"{'all sigma values' if full_graph else 'sigma = r only'}"
     )
-    info = {"n": n, "k": k, "r": r, "large": large, "graph_s": graph_s}
+    info = {"n": n, "k": k, "r": r, "large": not full_graph, "graph_s": graph_s}
     info.update(graph_draws=graph_draws, sigmas_done=[], n_sigmas=len(grid))
     # sigma = r first, so that an interrupted run still has the default-sigma table
     grid = sorted(grid, key=lambda sg: (not np.isclose(sg, r), sg))
     for sigma in grid:
         is_default = bool(np.isclose(sigma, r))
         W = gaussian_knn_graph(dist, ind, sigma)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            _, F = laplacian_eigenvectors(W, 20, random_state=0)
-        dgram = diagonal_gram(F[:, :15])
+        # a run of SL / SSKK only (split runs) needs no shared eigenvectors
+        embed = any(m not in GRAPH_METHODS for m in args.methods)
+        if embed:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                _, F = laplacian_eigenvectors(W, 20, random_state=0)
+            dgram = diagonal_gram(F[:, :15])
         ts = time.perf_counter()
         for s in s_values:
             count = int(s * k * (k + 1) // 2)
             for draw in range(draws):
                 seed = 1000 * draw + int(s)
                 cons = genpwc(y, int(s), np.random.RandomState(seed))
-                res = {}
                 ni = args.n_init
-                res["NCut"] = kmeans_rows(F[:, :k], k, normalize=True, n_init=ni, random_state=seed)
-                est = CCSR(k, n_init=ni, random_state=seed)
-                res["CCSR"] = est._fit_embedding(F[:, :15], cons, diag_gram=dgram).labels_
-                res["CCSR-n"] = kmeans_rows(
-                    est.embedding_, k, normalize=True, n_init=ni, random_state=seed
-                )
-                est = CCSKL(k, n_init=ni, random_state=seed)
-                res["CCSKL"] = est._fit_embedding(F, cons).labels_
-                res["CCSKL-n"] = kmeans_rows(
-                    est.embedding_, k, normalize=True, n_init=ni, random_state=seed
-                )
-                do_graph = (is_default or not large) and s in graph_s and draw < graph_draws
+                res = embedding_labels(F, dgram, cons, k, ni, seed) if embed else {}
+                do_graph = (is_default or full_graph) and s in graph_s and draw < graph_draws
                 if do_graph and "SSKK" in args.methods:
                     est = SSKK(k, affinity="precomputed", n_init=ni, max_iter=50, random_state=seed)
                     res["SSKK"] = est._fit_graph(W, cons).labels_
@@ -176,6 +169,18 @@ def run_dataset(name, args, rows, log, checkpoint=None):
         if checkpoint is not None:
             checkpoint(info)
     return info
+
+
+def embedding_labels(F, dgram, cons, k, ni, seed):
+    """NCut, CCSR and CCSKL labels (and their unit-row variants) from the shared eigenvectors."""
+    res = {"NCut": kmeans_rows(F[:, :k], k, normalize=True, n_init=ni, random_state=seed)}
+    est = CCSR(k, n_init=ni, random_state=seed)
+    res["CCSR"] = est._fit_embedding(F[:, :15], cons, diag_gram=dgram).labels_
+    res["CCSR-n"] = kmeans_rows(est.embedding_, k, normalize=True, n_init=ni, random_state=seed)
+    est = CCSKL(k, n_init=ni, random_state=seed)
+    res["CCSKL"] = est._fit_embedding(F, cons).labels_
+    res["CCSKL-n"] = kmeans_rows(est.embedding_, k, normalize=True, n_init=ni, random_state=seed)
+    return res
 
 
 def sl_labels(W, cons, k, seed, n_init=1):
@@ -282,6 +287,8 @@ def merge_runs(name, outdir, header, args):
                 r["sigma_over_r"] = float(r["sigma_over_r"])
                 r["error"] = float(r["error"])
                 rows.append(r)
+    # split runs may repeat a cell (same seeds, same result): keep one
+    rows = list({(r["sigma_over_r"], r["s"], r["draw"], r["method"]): r for r in rows}.values())
     sig = sorted({r["sigma_over_r"] for r in rows})
     X_y = DATASETS[name][0]()
     y = X_y[1]
@@ -291,7 +298,8 @@ def merge_runs(name, outdir, header, args):
         "n": len(y),
         "k": k,
         "r": float(rows[0]["sigma"]) / rows[0]["sigma_over_r"],
-        "large": len(y) > LARGE,
+        # SL / SSKK missing from some sigma values (the reduced large-set schedule)
+        "large": bool(graph_rows) and len({r["sigma_over_r"] for r in graph_rows}) < len(sig),
         "graph_draws": len({r["draw"] for r in graph_rows}) if graph_rows else 0,
         "sigmas_done": sig,
         "n_sigmas": 9,
@@ -321,6 +329,11 @@ def main(argv=None):
     )
     p.add_argument("--large-counts", type=int, default=4, help="SL/SSKK counts on n > 3000")
     p.add_argument("--large-draws", type=int, default=10, help="SL/SSKK draws on n > 3000")
+    p.add_argument(
+        "--graph-full",
+        action="store_true",
+        help="SL/SSKK on every sigma, count and draw also on n > 3000",
+    )
     p.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "docs/results"))
     p.add_argument("--sigmas", default="", help="subset of the grid, as multiples of r")
     p.add_argument("--tag", default="", help="suffix of the output files (split runs)")

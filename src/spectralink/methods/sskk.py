@@ -88,15 +88,25 @@ def _indicator(labels: np.ndarray, k: int) -> sp.csr_matrix:
     return sp.csr_matrix((np.ones(n), (np.arange(n), labels)), shape=(n, k))
 
 
-def _distances(P, d, shift, labels, k, member=None):
+def _link_matrix(P, labels, k, member=None) -> np.ndarray:
+    """``P Z`` for the (member-masked) one-hot cluster indicator ``Z`` (n x k, dense)."""
+    n = len(labels)
+    Z = np.zeros((n, k))
+    # a dense one-hot block: sparse @ dense is several times faster than sparse @ sparse
+    Z[np.arange(n), labels] = 1.0 if member is None else member
+    return P @ Z
+
+
+def _distances(P, d, shift, labels, k, member=None, PZ=None):
     """Kernel k-means distances up to a per-point constant (module docstring formula).
 
     Clusters are formed by the points with ``member`` True (all points by default).
+    ``PZ`` is ``_link_matrix(P, labels, k, member)`` when the caller maintains it.
     """
     n = len(labels)
     member = np.ones(n, dtype=bool) if member is None else member
-    Z = sp.csr_matrix((member.astype(np.float64), (np.arange(n), labels)), shape=(n, k))
-    PZ = (P @ Z).toarray()
+    if PZ is None:
+        PZ = _link_matrix(P, labels, k, member)
     s = np.bincount(labels, weights=d * member, minlength=k)
     links = np.bincount(labels, weights=PZ[np.arange(n), labels] * member, minlength=k)
     own = np.zeros((n, k))
@@ -199,19 +209,30 @@ def weighted_kernel_kmeans(
     n = len(labels)
     best_obj, best_labels = np.inf, labels.copy()
     n_iter = 0
+    Pc = sp.csc_matrix(P)
+    PZ = _link_matrix(P, labels, n_clusters)
     for n_iter in range(1, max_iter + 1):  # noqa: B007 (returned)
-        dist, s, links = _distances(P, d, shift, labels, n_clusters)
+        dist, s, links = _distances(P, d, shift, labels, n_clusters, PZ=PZ)
         obj = _objective(s, links)
         if obj < best_obj - 1e-12 * abs(best_obj):
             best_obj, best_labels = obj, labels.copy()
         new = np.argmin(dist, axis=1)
-        for c in np.setdiff1d(np.arange(n_clusters), new):
+        for c in np.flatnonzero(np.bincount(new, minlength=n_clusters) == 0):
             # re-seed an emptied cluster with the worst-placed point of a non-singleton cluster
             own = dist[np.arange(n), new]
             own[np.bincount(new, minlength=n_clusters)[new] <= 1] = -np.inf
             new[int(np.argmax(own))] = c
-        if np.array_equal(new, labels):
+        moved = np.flatnonzero(new != labels)
+        if len(moved) == 0:
             break
+        # after the first sweeps few points move: update P Z by their columns only
+        if len(moved) > n // 8:
+            PZ = _link_matrix(P, new, n_clusters)
+        else:
+            delta = np.zeros((len(moved), n_clusters))
+            delta[np.arange(len(moved)), new[moved]] = 1.0
+            delta[np.arange(len(moved)), labels[moved]] = -1.0
+            PZ += Pc[:, moved] @ delta
         labels = new
     dist, s, links = _distances(P, d, shift, labels, n_clusters)
     obj = _objective(s, links)
