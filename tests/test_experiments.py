@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import math
 import os
+import stat
 
 import numpy as np
 import pytest
@@ -299,6 +300,23 @@ def test_atomic_write_keeps_old_file_on_failure(tmp_path):
         fh.write("new\n")
     assert target.read_text() == "new\n"
     assert os.listdir(tmp_path) == ["out.txt"]
+
+
+def test_atomic_write_gives_plain_open_permissions(tmp_path):
+    # a temporary file is created owner-only; the result must not stay that way
+    old = os.umask(0o022)
+    try:
+        with atomic_write(tmp_path / "new.txt") as fh:
+            fh.write("x")
+        assert stat.S_IMODE(os.stat(tmp_path / "new.txt").st_mode) == 0o644
+        kept = tmp_path / "kept.txt"
+        kept.write_text("old")
+        os.chmod(kept, 0o640)
+        with atomic_write(kept) as fh:
+            fh.write("new")
+        assert stat.S_IMODE(os.stat(kept).st_mode) == 0o640
+    finally:
+        os.umask(old)
 
 
 def test_plot_writes_png(tmp_path):

@@ -43,6 +43,7 @@ import io
 import json
 import math
 import os
+import stat
 import tempfile
 import time
 import warnings
@@ -478,7 +479,9 @@ def atomic_write(path: str | os.PathLike, mode: str = "w", **open_kwargs):
     """Open a temporary file beside ``path``; on success move it over ``path``.
 
     The old content of ``path`` is kept if anything fails before the end of the block,
-    and no temporary file is left behind. ``mode`` is ``"w"`` or ``"wb"``.
+    and no temporary file is left behind. ``mode`` is ``"w"`` or ``"wb"``. The file gets
+    the permissions a plain ``open`` would give it (those of the file it replaces, else
+    ``0o666`` minus the umask), not the owner-only ones of a temporary file.
     """
     if mode not in ("w", "wb"):
         raise ValueError(f"mode must be 'w' or 'wb', got {mode!r}.")
@@ -490,11 +493,21 @@ def atomic_write(path: str | os.PathLike, mode: str = "w", **open_kwargs):
             yield fh
             fh.flush()
             os.fsync(fh.fileno())
+        os.chmod(tmp, _file_mode(path))
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def _file_mode(path: Path) -> int:
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)
+    except FileNotFoundError:
+        umask = os.umask(0)  # the only portable way to read the umask is to set it
+        os.umask(umask)
+        return 0o666 & ~umask
 
 
 def _json_value(v):
