@@ -129,9 +129,11 @@ class E2CP(ConstrainedClusteringMixin):
     dense_max : int, default=5000
         Largest n for the dense refinement (``"auto"`` switches to masked above it;
         ``"dense"`` raises).
-    tol : float, default=1e-8
+    tol : float, default=1e-5
         Relative residual of the iterative solves (``>= 1e-5`` runs them in
-        float32).
+        float32). ``F`` enters eq. 12 clipped to [-1, 1], so this accuracy is ample:
+        on MNIST 0-4 (masked path, 2400 pairs) 1e-5 and 1e-8 gave identical labels
+        in half the time.
     f_scale : {"clip", "max"}, default="clip"
         ``F`` clipped to [-1, 1] (eq. 12 as stated) or divided by its largest
         off-diagonal magnitude; see :func:`refined_affinity`.
@@ -170,7 +172,7 @@ class E2CP(ConstrainedClusteringMixin):
         eta: float = 0.25,
         refinement: str = "auto",
         dense_max: int = DENSE_REFINEMENT_MAX,
-        tol: float = 1e-8,
+        tol: float = 1e-5,
         f_scale: str = "clip",
         n_init: int = 10,
         random_state=None,

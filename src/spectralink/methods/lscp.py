@@ -42,7 +42,8 @@ class LSCP(E2CP):
     refinement : {"auto", "dense", "masked"}, default="auto"
         See :func:`spectralink.methods.e2cp.refined_affinity`.
     dense_max : int, default=5000
-    tol : float, default=1e-8
+    tol : float, default=1e-5
+        Relative residual of the propagation solves; see :class:`E2CP`.
     f_scale : {"clip", "max"}, default="clip"
     n_init : int, default=10
     random_state : int, RandomState or None
@@ -81,7 +82,7 @@ class LSCP(E2CP):
         kernel: str = "gaussian",
         refinement: str = "auto",
         dense_max: int = DENSE_REFINEMENT_MAX,
-        tol: float = 1e-8,
+        tol: float = 1e-5,
         f_scale: str = "clip",
         n_init: int = 10,
         random_state=None,
