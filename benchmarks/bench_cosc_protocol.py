@@ -78,6 +78,8 @@ def run_dataset(key, args, writer, rows):
     X, y, k, counts = load_task(key)
     if args.quick:
         counts = [counts[0], counts[2], counts[4]]
+    if args.counts:
+        counts = [int(c) for c in args.counts.split(",")]
     W = adaptive_knn_affinity(X, 10, random_state=0)
     for n_pairs in counts:
         for trial in range(args.trials):
@@ -238,6 +240,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--datasets", nargs="+", default=list(COUNTS), choices=list(COUNTS))
     parser.add_argument("--trials", type=int, default=None)
+    parser.add_argument("--counts", default="", help="constraint counts, e.g. 200,400 (split runs)")
     parser.add_argument("--n-starts", type=int, default=None)
     parser.add_argument("--n-recursions", type=int, default=None)
     parser.add_argument(
