@@ -83,11 +83,6 @@ def psd_shift(P: sp.spmatrix, d: np.ndarray, *, random_state=None) -> float:
     return max(0.0, -float(lam)) * (1.0 + 1e-6)
 
 
-def _indicator(labels: np.ndarray, k: int) -> sp.csr_matrix:
-    n = len(labels)
-    return sp.csr_matrix((np.ones(n), (np.arange(n), labels)), shape=(n, k))
-
-
 def _link_matrix(P, labels, k, member=None) -> np.ndarray:
     """``P Z`` for the (member-masked) one-hot cluster indicator ``Z`` (n x k, dense)."""
     n = len(labels)

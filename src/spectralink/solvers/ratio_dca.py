@@ -309,8 +309,6 @@ def solve_inner(
     return InnerResult(f, p, dual, sc * a / c0, vv, it, r if target is not None else np.nan)
 
 
-
-
 class DCAResult(NamedTuple):
     f: np.ndarray  #: final iterate (unit norm)
     value: float  #: F_gamma(f)
