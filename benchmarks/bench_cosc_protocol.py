@@ -5,8 +5,10 @@ a pair with equal labels is a must-link, otherwise a cannot-link), every method 
 the same graph, COSC's adaptive symmetric 10-NN graph, passed as a precomputed
 affinity, so the normalized cuts are comparable. Metrics, averaged over trials:
 majority-vote error, normalized (multi-)cut on that graph, fraction of violated
-constraints. Methods: COSC (hard mode), SL (Kamvar et al. 2003) and CCSR (Li et al. 2009)
-when importable.
+constraints. Methods: COSC (hard mode), SL (Kamvar et al. 2003), CCSR (Li et al. 2009)
+and, for two clusters, SCLC (Xu et al. 2009), the paper's baseline that also satisfies the
+constraints. Each dataset also records the normalized cut of its label partition, which
+satisfies every constraint (method ``labels``).
 
 The original constraint counts and number of trials did not survive in the paper text.
 The counts used here are listed in ``COUNTS``. Writes ``docs/results/cosc/protocol.md``,
@@ -17,6 +19,9 @@ Usage::
     python benchmarks/bench_cosc_protocol.py                # full run
     python benchmarks/bench_cosc_protocol.py --quick        # 2 trials, 3 counts, 4 starts
     python benchmarks/bench_cosc_protocol.py --datasets sonar diabetes
+    python benchmarks/bench_cosc_protocol.py --append --methods SCLC      # add a baseline
+    python benchmarks/bench_cosc_protocol.py --trials 20 --first-trial 5 --out <dir>
+    python benchmarks/bench_cosc_protocol.py --merge <dir>/protocol.csv   # fold it in
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ import numpy as np
 
 from spectralink import COSC, Constraints
 from spectralink.datasets import load
+from spectralink.experiments import atomic_write
 from spectralink.graph import adaptive_knn_affinity
 from spectralink.methods import get_method
 from spectralink.metrics import majority_vote_error, normalized_cut, violated_fraction
@@ -65,12 +71,17 @@ def methods(k, args, seed):
             random_state=seed,
         )
     }
-    for label, key in (("SL", "sl"), ("CCSR", "ccsr")):
+    baselines = [("SL", "sl"), ("CCSR", "ccsr")]
+    if k == 2:  # SCLC's linear cannot-link encoding is two-cluster only
+        baselines.append(("SCLC", "sclc"))
+    for label, key in baselines:
         try:
             cls = get_method(key)
         except (ValueError, ImportError):
             continue
         out[label] = cls(k, affinity="precomputed", random_state=seed)
+    if args.methods:
+        out = {m: est for m, est in out.items() if m in args.methods}
     return out
 
 
@@ -81,8 +92,11 @@ def run_dataset(key, args, writer, rows):
     if args.counts:
         counts = [int(c) for c in args.counts.split(",")]
     W = adaptive_knn_affinity(X, 10, random_state=0)
+    truth = label_row(key, normalized_cut(W, y))
+    rows.append(truth)
+    writer.writerow(truth)
     for n_pairs in counts:
-        for trial in range(args.trials):
+        for trial in range(args.first_trial, args.trials):
             cons = Constraints.from_labels(y, n_pairs, random_state=1000 * trial + n_pairs)
             for label, est in methods(k, args, trial).items():
                 t0 = time.perf_counter()
@@ -124,9 +138,19 @@ def settings(rows, ds):
     )
 
 
+METHODS = ("COSC", "SL", "CCSR", "SCLC")
+
+
+def label_cuts(rows):
+    """Normalized cut of the ground-truth partition, which satisfies every constraint."""
+    return {r["dataset"]: r["ncut"] for r in rows if r["method"] == "labels"}
+
+
 def summarise(rows):
     table = {}
     for r in rows:
+        if r["method"] == "labels":
+            continue
         table.setdefault((r["dataset"], r["method"], r["n_pairs"]), []).append(r)
     return {
         key: {
@@ -149,15 +173,31 @@ def write_markdown(summary, args, path, rows=()):
         f"dataset{' (--quick run)' if args.quick else ''}.",
         "",
     ]
-    claims = []
+    claims, truth = [], []
+    cuts = label_cuts(rows)
     for ds in datasets:
-        meths = [m for m in ("COSC", "SL", "CCSR") if any(k[:2] == (ds, m) for k in summary)]
+        meths = [m for m in METHODS if any(k[:2] == (ds, m) for k in summary)]
         counts = sorted({k[2] for k in summary if k[0] == ds})
-        trials = max(s["error"][2] for k, s in summary.items() if k[0] == ds)
+        per = {
+            m: sorted({s["error"][2] for k, s in summary.items() if k[:2] == (ds, m)})
+            for m in meths
+        }
+        if len({t for ts in per.values() for t in ts}) == 1:
+            trials = str(next(iter(per.values()))[0])
+        else:
+            trials = ", ".join(
+                f"{m} {'-'.join(map(str, sorted({ts[0], ts[-1]})))}" for m, ts in per.items()
+            )
         lines += [
             f"## {ds}",
             "",
-            f"Trials per count: {trials}. COSC: {settings(rows, ds) or 'not recorded'}.",
+            f"Trials per count: {trials}. COSC: {settings(rows, ds) or 'not recorded'}."
+            + (
+                f" Normalized cut of the label partition (it satisfies every constraint): "
+                f"{cuts[ds]:.4f}."
+                if ds in cuts
+                else ""
+            ),
             "",
             "| pairs | " + " | ".join(f"{m} error | {m} ncut | {m} viol" for m in meths) + " |",
             "|---" * (1 + 3 * len(meths)) + "|",
@@ -172,25 +212,30 @@ def write_markdown(summary, args, path, rows=()):
                 cells += [f"{s[q][0]:.4f} ({s[q][1]:.4f})" for q in ("error", "ncut", "violated")]
             lines.append(f"| {c} | " + " | ".join(cells) + " |")
         lines.append("")
+        both = [c for c in counts if (ds, "COSC", c) in summary]
         for m in meths:
-            if m == "COSC":
+            if m == "COSC" or not both:
                 continue
+            shared = [c for c in both if (ds, m, c) in summary]
             lower = all(
-                summary[(ds, "COSC", c)]["ncut"][0] < summary[(ds, m, c)]["ncut"][0]
-                for c in counts
-                if (ds, m, c) in summary
+                summary[(ds, "COSC", c)]["ncut"][0] < summary[(ds, m, c)]["ncut"][0] for c in shared
             )
-            big = counts[-2:]
             err_ok = all(
                 summary[(ds, "COSC", c)]["error"][0] <= summary[(ds, m, c)]["error"][0] + 1e-12
-                for c in big
-                if (ds, m, c) in summary
+                for c in shared[-2:]
             )
-            top = summary.get((ds, m, counts[-1]))
+            top = summary.get((ds, m, shared[-1])) if shared else None
             viol = f"{top['violated'][0]:.3f}" if top else "-"
             claims.append(
                 f"| {ds} | {m} | {'yes' if lower else 'no'} | {'yes' if err_ok else 'no'} "
                 f"| {viol} |"
+            )
+        if ds in cuts and both:
+            fits = [r for r in rows if r["dataset"] == ds and r["method"] == "COSC"]
+            below = sum(r["ncut"] < cuts[ds] for r in fits)
+            truth.append(
+                f"| {ds} | {cuts[ds]:.4f} | {below} of {len(fits)} | "
+                f"{max(summary[(ds, 'COSC', c)]['ncut'][0] for c in both):.4f} |"
             )
     lines += [
         "## Claims",
@@ -199,6 +244,16 @@ def write_markdown(summary, args, path, rows=()):
         "two largest counts | their violated fraction at the largest count |",
         "|---|---|---|---|---|",
         *claims,
+        "",
+        "## COSC against the label partition",
+        "",
+        "The label partition satisfies every constraint, so the constrained normalized cut "
+        "is at most its cut; a COSC cut above it would show a poor local minimum.",
+        "",
+        "| dataset | label-partition ncut | COSC fits with a lower cut | COSC's largest mean "
+        "ncut over the counts |",
+        "|---|---|---|---|",
+        *truth,
         "",
     ]
     path.write_text("\n".join(lines))
@@ -212,7 +267,7 @@ def plot(summary, path_dir):
 
     for ds in sorted({k[0] for k in summary}):
         fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
-        for m in ("COSC", "SL", "CCSR"):
+        for m in METHODS:
             counts = sorted(k[2] for k in summary if k[:2] == (ds, m))
             if not counts:
                 continue
@@ -236,11 +291,101 @@ def plot(summary, path_dir):
         plt.close(fig)
 
 
+FIELDS = [
+    "dataset",
+    "method",
+    "n_pairs",
+    "trial",
+    "error",
+    "ncut",
+    "violated",
+    "seconds",
+    "n_starts",
+    "n_recursions",
+]
+
+
+def key_of(row):
+    return (row["dataset"], row["method"], int(row["n_pairs"]), int(row["trial"]))
+
+
+def read_rows(path):
+    """Rows of a protocol.csv with numbers parsed (empty cells stay empty strings)."""
+    with open(path, newline="") as fh:
+        return [
+            {
+                k: r.get(k)
+                if k in ("dataset", "method") or not r.get(k)
+                else (
+                    int(r[k])
+                    if k in ("n_pairs", "trial", "n_starts", "n_recursions")
+                    else float(r[k])
+                )
+                for k in FIELDS
+            }
+            for r in csv.DictReader(fh)
+        ]
+
+
+def replace_rows(rows, new):
+    """``rows`` with every row whose key appears in ``new`` replaced by ``new``'s."""
+    keys = {key_of(r) for r in new}
+    return [r for r in rows if key_of(r) not in keys] + list(new)
+
+
+def missing_label_rows(rows):
+    """``labels`` rows (the cut of the ground truth) for datasets of older runs without one."""
+    have = set(label_cuts(rows))
+    out = []
+    for ds in sorted({r["dataset"] for r in rows} - have, key=list(COUNTS).index):
+        X, y, _, _ = load_task(ds)
+        W = adaptive_knn_affinity(X, 10, random_state=0)
+        out.append(label_row(ds, normalized_cut(W, y)))
+    return out
+
+
+def label_row(ds, ncut):
+    return {
+        "dataset": ds,
+        "method": "labels",
+        "n_pairs": 0,
+        "trial": 0,
+        "error": 0.0,
+        "ncut": ncut,
+        "violated": 0.0,
+        "seconds": 0.0,
+        "n_starts": "",
+        "n_recursions": "",
+    }
+
+
+def planned_keys(args):
+    """Keys (dataset, method, count, trial) a run with these arguments will produce."""
+    keys = set()
+    for ds in args.datasets:
+        _, k, counts = COUNTS[ds]
+        if args.quick:
+            counts = [counts[0], counts[2], counts[4]]
+        if args.counts:
+            counts = [int(c) for c in args.counts.split(",")]
+        keys.add((ds, "labels", 0, 0))
+        meths = [m for m in METHODS if k == 2 or m != "SCLC"]
+        for m in meths if not args.methods else [m for m in meths if m in args.methods]:
+            keys.update((ds, m, c, t) for c in counts for t in range(args.first_trial, args.trials))
+    return keys
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--datasets", nargs="+", default=list(COUNTS), choices=list(COUNTS))
     parser.add_argument("--trials", type=int, default=None)
     parser.add_argument("--counts", default="", help="constraint counts, e.g. 200,400 (split runs)")
+    parser.add_argument(
+        "--first-trial",
+        type=int,
+        default=0,
+        help="run trials first-trial .. trials-1 only (adding trials to an earlier run)",
+    )
     parser.add_argument("--n-starts", type=int, default=None)
     parser.add_argument("--n-recursions", type=int, default=None)
     parser.add_argument(
@@ -255,46 +400,50 @@ def main(argv=None):
     parser.add_argument(
         "--append",
         action="store_true",
-        help="keep the rows of an existing protocol.csv (other datasets) and add to them",
+        help="keep the rows of an existing protocol.csv; rows this run produces replace "
+        "those with the same dataset, method, count and trial",
+    )
+    parser.add_argument(
+        "--methods",
+        nargs="+",
+        choices=list(METHODS),
+        default=None,
+        help="run only these methods (e.g. a baseline added later, with --append)",
+    )
+    parser.add_argument(
+        "--merge",
+        nargs="+",
+        type=Path,
+        default=[],
+        help="protocol.csv files of split runs: their rows replace those of the same key in "
+        "<out>/protocol.csv, then the report is rewritten",
     )
     args = parser.parse_args(argv)
     args.trials = args.trials or (2 if args.quick else 5)
     args.n_starts = args.n_starts or (4 if args.quick else 10)
     args.n_recursions = args.n_recursions or (2 if args.quick else 5)
     args.out.mkdir(parents=True, exist_ok=True)
-    rows = []
-    fields = [
-        "dataset", "method", "n_pairs", "trial", "error", "ncut", "violated", "seconds",
-        "n_starts", "n_recursions",
-    ]
     path = args.out / "protocol.csv"
-    if args.report_only:
+    if args.report_only or args.merge:
         args.append, args.datasets = True, []
-    if args.append and path.is_file():
-        with open(path, newline="") as fh:
-            for r in csv.DictReader(fh):
-                if r["dataset"] in args.datasets:
-                    continue
-                rows.append(
-                    {
-                        k: r.get(k)
-                        if k in ("dataset", "method") or not r.get(k)
-                        else (
-                            int(r[k])
-                            if k in ("n_pairs", "trial", "n_starts", "n_recursions")
-                            else float(r[k])
-                        )
-                        for k in fields
-                    }
-                )
-    if args.report_only:
+    rows = read_rows(path) if args.append and path.is_file() else []
+    for extra in args.merge:
+        rows = replace_rows(rows, read_rows(extra))
+    planned = planned_keys(args)
+    rows = [r for r in rows if key_of(r) not in planned]
+    if args.report_only or args.merge:
+        rows += missing_label_rows(rows)
+        with atomic_write(path, newline="") as fh:
+            writer = csv.DictWriter(fh, fieldnames=FIELDS)
+            writer.writeheader()
+            writer.writerows(rows)
         summary = summarise(rows)
         write_markdown(summary, args, args.out / "protocol.md", rows)
         plot(summary, args.out)
         print((args.out / "protocol.md").read_text())
         return
     with open(path, "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=fields)
+        writer = csv.DictWriter(fh, fieldnames=FIELDS)
         writer.writeheader()
         writer.writerows(rows)
         for key in args.datasets:

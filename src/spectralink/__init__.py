@@ -1,7 +1,8 @@
 """spectralink: constrained spectral clustering with must-link and cannot-link pairs.
 
 Estimators (scikit-learn compatible, ``fit(X, constraints=...)`` then ``labels_``):
-NCut, SpectralLearning, COPKMeans, SSKK, CCSR, CCSKL, E2CP, LSCP, COSC, SCACS, LSCR, FCSC.
+NCut, SpectralLearning, COPKMeans, SSKK, CCSR, CCSKL, E2CP, LSCP, COSC, SCLC, SCACS, LSCR,
+FCSC.
 """
 
 from __future__ import annotations

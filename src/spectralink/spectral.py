@@ -16,15 +16,17 @@ import numpy as np
 import scipy.linalg as la
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
-from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh, lobpcg
+from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh, factorized, lobpcg
 from sklearn.cluster import KMeans
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
-from .graph import check_connectivity, normalized_adjacency
+from .graph import check_connectivity, degrees, normalized_adjacency
 
 __all__ = [
     "DENSE_EIGEN_MAX",
     "amg_preconditioner",
+    "constrained_fiedler",
     "has_pyamg",
     "njw_clustering",
     "kmeans_rows",
@@ -249,3 +251,98 @@ def njw_clustering(
     vals, V = laplacian_eigenvectors(W, n_clusters, random_state=random_state)
     labels = kmeans_rows(V, n_clusters, normalize=True, n_init=n_init, random_state=random_state)
     return vals, V, labels
+
+
+_NO_ADMISSIBLE = (
+    "the linear constraints admit only v = 0 (balance g^T v = 0 together with v_i = -v_j "
+    "for the cannot-links): no SCLC partition exists for these constraints."
+)
+
+
+def constrained_fiedler(
+    W: sp.spmatrix,
+    g: np.ndarray,
+    cl: tuple | None = None,
+    *,
+    random_state=None,
+    tol: float = 1e-4,
+    maxiter: int = 2000,
+    strict: bool = False,
+) -> np.ndarray:
+    """Second eigenvector of ``(D - W) v = lambda diag(g) v``, optionally under SCLC constraints.
+
+    Minimises ``v^T L v / v^T D_g v`` subject to ``g^T v = 0`` and, with ``cl`` (a tuple
+    ``(i, j, weights)``), ``v_i + v_j = 0`` for every cannot-link (SCLC, Xu, Li & Schuurmans
+    2009, the linear encoding of ALGORITHMS section 6.8). Works on ``w = D_g^{1/2} v`` with
+    the projected operator ``Pi (l_max I - D_g^{-1/2} L D_g^{-1/2}) Pi`` and its top
+    eigenvector (Lanczos), ``l_max = 2 max d / min g``; the projector onto the null space of
+    the constraint rows ``B`` uses one sparse factorisation of ``B B^T``.
+
+    ``strict=False`` (a start for COSC) accepts an unconverged vector and replaces a zero one
+    by a random vector; ``strict=True`` (the SCLC baseline) warns with a
+    ``ConvergenceWarning`` and raises ``ValueError`` when the constraints force ``v = 0``.
+    """
+    n = W.shape[0]
+    d = degrees(W)
+    isg = 1.0 / np.sqrt(g)
+    rows = sp.csr_matrix(np.sqrt(g)[None, :])
+    if cl is not None and len(cl[0]):
+        ci, cj = np.asarray(cl[0]), np.asarray(cl[1])
+        k = len(ci)
+        C = sp.csr_matrix(
+            (
+                np.concatenate([isg[ci], isg[cj]]),
+                (np.tile(np.arange(k), 2), np.concatenate([ci, cj])),
+            ),
+            shape=(k, n),
+        )
+        Bt = sp.vstack([rows, C]).tocsr()
+    else:
+        Bt = rows
+    gram = (Bt @ Bt.T).tocsc()
+    # even cannot-link cycles make the rows of B dependent; the tiny ridge keeps B B^T
+    # factorable and does not change the projection of vectors in the range of B
+    gram = gram + 1e-12 * gram.diagonal().max() * sp.identity(gram.shape[0], format="csc")
+    solve = factorized(gram)
+
+    def proj(x):
+        return x - Bt.T @ solve(Bt @ x)
+
+    lmax = 2.0 * d.max() / g.min()
+    Wcsr = sp.csr_matrix(W)
+
+    def op(x):
+        x = proj(x)
+        y = isg * x
+        Mx = isg * (d * y - Wcsr @ y)
+        return proj(lmax * x - Mx)
+
+    rng = check_random_state(random_state)
+    r = rng.uniform(-1, 1, n)
+    v0 = proj(r)
+    if np.linalg.norm(v0) < 1e-8 * np.linalg.norm(r):
+        # a random vector has no admissible component: the null space of B is {0}
+        if strict:
+            raise ValueError(_NO_ADMISSIBLE)
+        return rng.standard_normal(n)
+    A = LinearOperator((n, n), matvec=op, dtype=float)
+    try:
+        _, V = eigsh(A, k=1, which="LA", v0=v0, tol=tol, maxiter=maxiter)
+        u = V[:, 0]
+    except ArpackNoConvergence as exc:
+        if strict:
+            warnings.warn(
+                f"the constrained eigenvector did not converge in {maxiter} Lanczos "
+                "restarts; the partition comes from the last iterate.",
+                ConvergenceWarning,
+                stacklevel=2,
+            )
+        u = exc.eigenvectors[:, 0] if exc.eigenvectors.shape[1] else v0
+    w = proj(u)
+    v = isg * w
+    if not strict:
+        return v if np.ptp(v) > 0 else rng.standard_normal(n)
+    # u has unit norm: a vanishing projection means the constraints leave no admissible v
+    if np.linalg.norm(w) < 1e-8:
+        raise ValueError(_NO_ADMISSIBLE)
+    return v

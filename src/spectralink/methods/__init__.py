@@ -17,6 +17,7 @@ METHODS: dict[str, str] = {
     "e2cp": "e2cp:E2CP",
     "lscp": "lscp:LSCP",
     "cosc": "cosc:COSC",
+    "sclc": "sclc:SCLC",
     "scacs": "scacs:SCACS",
     "lscr": "lscr:LSCR",
     "fcsc": "fcsc:FCSC",

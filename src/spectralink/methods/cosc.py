@@ -30,19 +30,18 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import breadth_first_order, connected_components
-from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh, factorized
 from sklearn.utils import check_random_state
 
 from ..graph import DisconnectedGraphWarning, adaptive_knn_affinity, degrees
 from ..metrics import normalized_cut
 from ..solvers.lovasz import edge_list, optimal_threshold, penalised_ratio
 from ..solvers.ratio_dca import make_problem, ratio_dca
+from ..spectral import constrained_fiedler
 from ._base import ConstrainedClusteringMixin
 
 __all__ = [
     "COSC",
     "consistent_partition",
-    "constrained_fiedler",
     "merge_vertices",
     "reduce_cannot_links",
     "two_colouring",
@@ -151,68 +150,6 @@ def consistent_partition(mask: np.ndarray, cl: tuple, g: np.ndarray) -> np.ndarr
     if mask.all() or not mask.any():
         mask[int(np.argmin(g))] = not mask[int(np.argmin(g))]
     return mask
-
-
-# --------------------------------------------------------------------------- starts
-def constrained_fiedler(
-    W: sp.spmatrix,
-    g: np.ndarray,
-    cl: tuple | None = None,
-    *,
-    random_state=None,
-    tol: float = 1e-4,
-    maxiter: int = 2000,
-) -> np.ndarray:
-    """Second eigenvector of ``(D - W) v = lambda diag(g) v``, optionally under SCLC constraints.
-
-    With ``cl``, every cannot-link ``(i, j)`` adds the linear constraint ``v_i + v_j = 0``
-    (SCLC, Xu, Li & Schuurmans 2009); the balance ``g^T v = 0`` is always imposed. Works on
-    ``w = D_g^{1/2} v`` with the projected operator ``Pi (l_max I - D_g^{-1/2} L D_g^{-1/2}) Pi``
-    and its top eigenvector (Lanczos), ``l_max = 2 max d / min g``.
-    """
-    n = W.shape[0]
-    d = degrees(W)
-    isg = 1.0 / np.sqrt(g)
-    rows = [np.sqrt(g)]
-    if cl is not None and len(cl[0]):
-        ci, cj, _ = cl
-        k = len(ci)
-        C = sp.csr_matrix(
-            (
-                np.concatenate([isg[ci], isg[cj]]),
-                (np.tile(np.arange(k), 2), np.concatenate([ci, cj])),
-            ),
-            shape=(k, n),
-        )
-        Bt = sp.vstack([sp.csr_matrix(rows[0][None, :]), C]).tocsr()
-    else:
-        Bt = sp.csr_matrix(rows[0][None, :])
-    gram = (Bt @ Bt.T).tocsc()
-    gram = gram + 1e-12 * gram.diagonal().max() * sp.identity(gram.shape[0], format="csc")
-    solve = factorized(gram)
-
-    def proj(x):
-        return x - Bt.T @ solve(Bt @ x)
-
-    lmax = 2.0 * d.max() / g.min()
-    Wcsr = sp.csr_matrix(W)
-
-    def op(x):
-        x = proj(x)
-        y = isg * x
-        Mx = isg * (d * y - Wcsr @ y)
-        return proj(lmax * x - Mx)
-
-    rng = check_random_state(random_state)
-    v0 = proj(rng.uniform(-1, 1, n))
-    A = LinearOperator((n, n), matvec=op, dtype=float)
-    try:
-        _, V = eigsh(A, k=1, which="LA", v0=v0, tol=tol, maxiter=maxiter)
-        u = V[:, 0]
-    except ArpackNoConvergence as exc:
-        u = exc.eigenvectors[:, 0] if exc.eigenvectors.shape[1] else v0
-    v = isg * proj(u)
-    return v if np.ptp(v) > 0 else rng.standard_normal(n)
 
 
 # --------------------------------------------------------------------------- binary COSC
