@@ -130,7 +130,11 @@ def run_dataset(key, args, writer, rows):
 def settings(rows, ds):
     """COSC's starts / recursive runs on ``ds`` (split runs may use different ones)."""
     got = sorted(
-        {(r.get("n_starts"), r.get("n_recursions")) for r in rows if r["dataset"] == ds},
+        {
+            (r.get("n_starts"), r.get("n_recursions"))
+            for r in rows
+            if r["dataset"] == ds and r["method"] == "COSC"
+        },
         key=str,
     )
     return "; ".join(

@@ -117,6 +117,8 @@ def test_bad_parameters():
         COSC(n_jobs=0).fit(X)
     with pytest.raises(ValueError, match="crit_tol"):
         COSC(crit_tol=1.5).fit(X)
+    with pytest.raises(ValueError, match="n_perturbations"):
+        COSC(n_perturbations=-1).fit(X)
     A = np.ones((4, 4))
     A[3, :] = A[:, 3] = 0
     with pytest.raises(ValueError, match="no edge"):
@@ -239,6 +241,38 @@ def test_deterministic():
     m2 = COSC(n_starts=3, n_jobs=2, random_state=3).fit(X, constraints=cons)
     assert np.array_equal(m1.labels_, m2.labels_)
     assert np.array_equal(m1.continuous_, m2.continuous_)
+
+
+_OPTS = {"max_outer": 1000, "max_inner": 2000, "tol": 1e-6, "crit_tol": 1e-2, "n_jobs": 1}
+
+
+def test_perturbation_only_keeps_improvements():
+    # ALGORITHMS 3.7: a perturbed restart replaces the run only when it lowers the
+    # thresholded F_gamma, so it can never end higher, and on these graphs it helps
+    gains = 0
+    for seed in range(6):
+        W = random_graph(40, density=0.15, seed=seed)
+        g = degrees(W)
+        cl = (np.array([0, 5, 9]), np.array([1, 20, 30]), np.ones(3))
+        f0 = np.random.default_rng(seed).standard_normal(40)
+        plain = _Binary(W, g, cl, {**_OPTS, "n_perturbations": 0}).run((f0, None, None), 0.5)
+        pert = _Binary(W, g, cl, {**_OPTS, "n_perturbations": 10}).run(
+            (f0, None, None), 0.5, seed
+        )
+        assert pert[1].value <= plain[1].value + 1e-12
+        gains += pert[1].value < plain[1].value - 1e-6
+    assert gains >= 2
+
+
+def test_perturbation_deterministic_in_threads():
+    X, y = blobs(80, seed=7)
+    cons = Constraints.from_labels(y, 20, random_state=0)
+    kw = {"n_starts": 3, "n_perturbations": 3, "random_state": 4}
+    m1 = COSC(**kw).fit(X, constraints=cons)
+    m2 = COSC(n_jobs=2, **kw).fit(X, constraints=cons)
+    assert np.array_equal(m1.labels_, m2.labels_)
+    assert np.array_equal(m1.continuous_, m2.continuous_)
+    assert m1.n_violated_ == 0
 
 
 # ----------------------------------------------------------------- k-way
