@@ -1,4 +1,4 @@
-"""COSC's perturbed restarts (``n_perturbations``, ALGORITHMS section 3.7): cut, error, time.
+"""COSC's perturbed restarts (``n_perturbations``, from the authors' code): cut, error, time.
 
 The authors' code re-solves every RatioDCA run from noisy copies of its solution (10 tries,
 on by default for two clusters); the library leaves it off by default. This script measures

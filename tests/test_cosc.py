@@ -247,7 +247,7 @@ _OPTS = {"max_outer": 1000, "max_inner": 2000, "tol": 1e-6, "crit_tol": 1e-2, "n
 
 
 def test_perturbation_only_keeps_improvements():
-    # ALGORITHMS 3.7: a perturbed restart replaces the run only when it lowers the
+    # a perturbed restart replaces the run only when it lowers the
     # thresholded F_gamma, so it can never end higher, and on these graphs it helps
     gains = 0
     for seed in range(6):

@@ -1,4 +1,4 @@
-"""FCSC: KKT conditions of the selected vectors (ALGORITHMS §9 item 10), exact solver, limits."""
+"""FCSC: KKT conditions of the selected vectors, exact solver, limits."""
 
 import numpy as np
 import pytest

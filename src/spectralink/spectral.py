@@ -273,7 +273,7 @@ def constrained_fiedler(
 
     Minimises ``v^T L v / v^T D_g v`` subject to ``g^T v = 0`` and, with ``cl`` (a tuple
     ``(i, j, weights)``), ``v_i + v_j = 0`` for every cannot-link (SCLC, Xu, Li & Schuurmans
-    2009, the linear encoding of ALGORITHMS section 6.8). Works on ``w = D_g^{1/2} v`` with
+    2009, their linear encoding). Works on ``w = D_g^{1/2} v`` with
     the projected operator ``Pi (l_max I - D_g^{-1/2} L D_g^{-1/2}) Pi`` and its top
     eigenvector (Lanczos), ``l_max = 2 max d / min g``; the projector onto the null space of
     the constraint rows ``B`` uses one sparse factorisation of ``B B^T``.

@@ -170,7 +170,7 @@ class _Binary:
     def run(self, state, gamma, seed=None):
         """One RatioDCA run at ``gamma`` from ``state``, then the perturbed restarts.
 
-        ``opts["n_perturbations"]`` (ALGORITHMS section 3.7, the authors' code): re-solve
+        ``opts["n_perturbations"]`` (as in the authors' reference code): re-solve
         from ``f + p range(f) N(0, I)``, ``p = 0.001, 0.011, ...``; keep a result whose
         thresholded ``F_gamma`` is lower, stop after 5 tries in a row that are not.
         """

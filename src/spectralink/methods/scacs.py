@@ -8,7 +8,7 @@ The constrained normalised cut (Problem 1, eq. 4) on the landmark graph
 
 with ``A = S_hat - S_hat^2``, ``Q_hat = Z_hat Q Z_hat^T``, and its KKT system, eq. 16,
 ``A u = lambda (Q_hat - beta S_hat) u`` with ``lambda > 0``. Steps 5-12 of the paper's
-algorithm are implemented exactly, with these numerical choices (ALGORITHMS §5.7):
+algorithm are implemented exactly, with these numerical choices:
 
 * ``S_hat`` is diagonalised once and the problem is written in the orthonormal basis
   ``B = Z_hat^T E Lambda^{-1/2}`` of ``range(Z_hat^T)`` (eigenvalues below 1e-10 of the

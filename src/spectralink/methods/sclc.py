@@ -15,7 +15,8 @@ Implemented here:
   the sum of its degrees (``merge_vertices``): ``v_i = v_j`` on a quotient with ``D`` is
   exactly that contraction, and it leaves fewer rows for the projector;
 * the constrained generalized eigenproblem by Lanczos on the projected, shifted operator
-  (:func:`spectralink.spectral.constrained_fiedler`, ALGORITHMS section 6.8);
+  (:func:`spectralink.spectral.constrained_fiedler`; the paper uses a projected power
+  method on the same operator);
 * sign rounding; entries that vanish (a cannot-link pair forced to ``v_i = v_j = 0``)
   go to the side that gives the smaller normalized cut.
 

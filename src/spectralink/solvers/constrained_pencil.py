@@ -6,7 +6,7 @@ matrix is indefinite, so a QZ solver returns round-off complex values; the route
 symmetric and exact:
 
 * :func:`definite_pencil_eigh`: the symmetric-definite pencil ``B u = mu (A + delta I) u``
-  (``eigh``), ``lambda = 1/mu``, keep ``mu > 0`` (ALGORITHMS §5.7);
+  (``eigh``), ``lambda = 1/mu``, keep ``mu > 0``;
 * :func:`lowrank_pencil_positive`: when ``A = diag(s)`` (an eigenbasis of the Laplacian) and
   ``B = G J G^T - b I`` with a low-rank signed ``G J G^T`` and ``b > 0``, every positive
   ``lambda`` solves the r x r secular equation ``det(M(mu) - J) = 0`` with
