@@ -8,8 +8,9 @@ where ``y_i`` is row ``i`` of the eigenvector matrix ``F`` (``k_ij = (y_i o y_j)
 The reparametrisation ``beta = T delta`` with ``T`` the upper-triangular matrix of ones
 (``beta_l = sum_{q >= l} delta_q``) maps the ordered cone onto ``delta >= 0``, so the QP is
 the non-negative least-squares problem ``min_{delta >= 0} ||diag(c) (Y_S T delta - t)||^2``
-(the CCSKL quadratic program). ``Y_S T`` is a column cumulative sum. A thin QR factorisation reduces the
-``(n + |S|) x m`` problem to an ``m x m`` one, solved exactly by Lawson-Hanson active-set NNLS.
+(the CCSKL quadratic program). ``Y_S T`` is a column cumulative sum. A thin QR
+factorisation reduces the ``(n + |S|) x m`` problem to an ``m x m`` one, solved exactly by
+Lawson-Hanson active-set NNLS.
 
 References
 ----------
