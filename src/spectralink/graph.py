@@ -220,6 +220,21 @@ def degrees(W: sp.spmatrix) -> np.ndarray:
     return np.asarray(W.sum(axis=1)).ravel()
 
 
+def positive_degrees(W: sp.spmatrix, method: str) -> np.ndarray:
+    """Degrees of ``W``; ``ValueError`` naming ``method`` when a point has no edge.
+
+    For the methods whose normalized cut divides by every vertex's degree (no self-loop
+    substitute, unlike :func:`normalized_adjacency`).
+    """
+    d = degrees(W)
+    if np.any(d <= 0):
+        raise ValueError(
+            f"{int(np.sum(d <= 0))} point(s) have no edge in the affinity graph; {method} needs "
+            "every vertex weight (degree) positive. Connect or remove them."
+        )
+    return d
+
+
 def check_connectivity(W: sp.spmatrix, *, warn: bool = True) -> tuple[int, np.ndarray]:
     """Connected components of ``W``; warn (``DisconnectedGraphWarning``) if more than one.
 

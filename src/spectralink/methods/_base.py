@@ -16,7 +16,7 @@ from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils.validation import check_array
 
 from ..constraints import Constraints, as_constraints
-from ..graph import check_affinity, knn_affinity
+from ..graph import adaptive_knn_affinity, check_affinity, knn_affinity
 
 __all__ = ["ConstrainedClusteringMixin", "check_features", "check_n_clusters"]
 
@@ -126,10 +126,14 @@ class ConstrainedClusteringMixin(ClusterMixin, BaseEstimator):
         return {"knn"}
 
     def _affinity(self, X) -> sp.csr_matrix:
-        """The graph the method clusters: the k-NN Gaussian graph or the precomputed one."""
+        """The graph the method clusters: the k-NN Gaussian graph (``"knn"``), the adaptive
+        one of COSC (``"adaptive_knn"``, for methods that list it in
+        :meth:`_feature_affinities`) or the precomputed one."""
         if sp.issparse(X) and getattr(self, "affinity", None) == "precomputed":
             return X
         n_neighbors = min(self.n_neighbors, X.shape[0] - 1)
+        if getattr(self, "affinity", None) == "adaptive_knn":
+            return adaptive_knn_affinity(X, n_neighbors, random_state=self.random_state)
         return knn_affinity(
             X, n_neighbors=n_neighbors, sigma=self.sigma, random_state=self.random_state
         )

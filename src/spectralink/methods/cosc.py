@@ -32,7 +32,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import breadth_first_order, connected_components
 from sklearn.utils import check_random_state
 
-from ..graph import DisconnectedGraphWarning, adaptive_knn_affinity, degrees
+from ..graph import DisconnectedGraphWarning, degrees, positive_degrees
 from ..metrics import normalized_cut
 from ..solvers.lovasz import edge_list, optimal_threshold, penalised_ratio
 from ..solvers.ratio_dca import make_problem, ratio_dca
@@ -472,12 +472,6 @@ class COSC(ConstrainedClusteringMixin):
     def _feature_affinities(self) -> set:
         return {"adaptive_knn", "knn"}
 
-    def _affinity(self, X) -> sp.csr_matrix:
-        if self.affinity == "adaptive_knn":
-            n_neighbors = min(self.n_neighbors, X.shape[0] - 1)
-            return adaptive_knn_affinity(X, n_neighbors, random_state=self.random_state)
-        return super()._affinity(X)
-
     def _check_params(self):
         if self.mode not in ("hard", "soft", "guaranteed"):
             raise ValueError(f"mode must be 'hard', 'soft' or 'guaranteed', got {self.mode!r}.")
@@ -523,12 +517,7 @@ class COSC(ConstrainedClusteringMixin):
     def _fit(self, X, constraints):
         self._check_params()
         W = self._affinity(X)
-        d = degrees(W)
-        if np.any(d <= 0):
-            raise ValueError(
-                f"{int(np.sum(d <= 0))} point(s) have no edge in the affinity graph; COSC needs "
-                "every vertex weight (degree) positive. Connect or remove them."
-            )
+        d = positive_degrees(W, "COSC")
         rng = check_random_state(self.random_state)
         n = W.shape[0]
         # explicit must-links: merge once (Section 2.2)

@@ -34,7 +34,7 @@ import scipy.sparse as sp
 from sklearn.utils import check_random_state
 
 from ..constraints import Constraints
-from ..graph import adaptive_knn_affinity, degrees
+from ..graph import positive_degrees
 from ..metrics import normalized_cut
 from ..spectral import constrained_fiedler
 from ._base import ConstrainedClusteringMixin
@@ -130,12 +130,6 @@ class SCLC(ConstrainedClusteringMixin):
     def _feature_affinities(self) -> set:
         return {"knn", "adaptive_knn"}
 
-    def _affinity(self, X) -> sp.csr_matrix:
-        if self.affinity == "adaptive_knn":
-            n_neighbors = min(self.n_neighbors, X.shape[0] - 1)
-            return adaptive_knn_affinity(X, n_neighbors, random_state=self.random_state)
-        return super()._affinity(X)
-
     def _fit(self, X, constraints: Constraints):
         if self.n_clusters != 2:
             raise ValueError(
@@ -149,12 +143,7 @@ class SCLC(ConstrainedClusteringMixin):
         ):
             raise ValueError(f"maxiter must be a positive integer, got {self.maxiter!r}.")
         W = self._affinity(X)
-        d = degrees(W)
-        if np.any(d <= 0):
-            raise ValueError(
-                f"{int(np.sum(d <= 0))} point(s) have no edge in the affinity graph; the "
-                "normalized cut needs every degree positive. Connect or remove them."
-            )
+        d = positive_degrees(W, "SCLC")
         Wr, gr, mapping = merge_vertices(W, d, constraints.ml_components)
         clr = reduce_cannot_links(constraints.cannot_link, constraints.cl_weights, mapping)
         if Wr.shape[0] < 2:
