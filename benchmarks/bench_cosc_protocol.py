@@ -41,6 +41,8 @@ from spectralink.methods import get_method
 from spectralink.metrics import majority_vote_error, normalized_cut, violated_fraction
 
 OUT = Path(__file__).resolve().parents[1] / "docs" / "results" / "cosc"
+#: the baselines' paper settings, where they differ from the library defaults
+PAPER_SETTINGS = {"sl": {"normalization": "additive"}, "ccsr": {"shrinkage": 0}, "sclc": {}}
 
 #: dataset -> (loader name, k, constraint counts)
 COUNTS = {
@@ -79,7 +81,7 @@ def methods(k, args, seed):
             cls = get_method(key)
         except (ValueError, ImportError):
             continue
-        out[label] = cls(k, affinity="precomputed", random_state=seed)
+        out[label] = cls(k, affinity="precomputed", random_state=seed, **PAPER_SETTINGS[key])
     if args.methods:
         out = {m: est for m, est in out.items() if m in args.methods}
     return out

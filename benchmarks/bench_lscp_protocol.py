@@ -63,7 +63,8 @@ def methods_for(name, k=10, variants=True, image_refinement="masked"):
     tol = 1e-5 if large else 1e-8
     m = {"NCut": {"method": "ncut", "n_neighbors": k}}
     if "sl" in available_methods():
-        m["SL"] = {"method": "sl", "n_neighbors": k}
+        # the paper's additive normalisation, as in the LSCP paper's SL baseline
+        m["SL"] = {"method": "sl", "n_neighbors": k, "normalization": "additive"}
     m["E2CP"] = {"method": "e2cp", "n_neighbors": k, "tol": tol}
     m["LSCP"] = {"method": "lscp", "n_neighbors": k, "tol": tol}
     if large and image_refinement == "dense":

@@ -31,8 +31,9 @@ def overlapping():
 ESTIMATORS = [
     lambda: NCut(3, n_neighbors=10, random_state=0),
     lambda: SpectralLearning(3, n_neighbors=10, random_state=0),
-    lambda: SpectralLearning(3, n_neighbors=10, normalization="symmetric", random_state=0),
+    lambda: SpectralLearning(3, n_neighbors=10, normalization="additive", random_state=0),
     lambda: COPKMeans(3, random_state=0),
+    lambda: COPKMeans(3, init="random", random_state=0),
 ]
 
 
@@ -70,7 +71,9 @@ def test_precomputed_affinity_matches_features(overlapping, cls):
 def test_fitted_attributes(overlapping):
     X, y = overlapping
     c = Constraints.from_labels(y, 100, random_state=2)
-    sl = SpectralLearning(4, n_neighbors=10, random_state=0).fit(X, constraints=c)
+    sl = SpectralLearning(
+        4, n_neighbors=10, normalization="additive", random_state=0
+    ).fit(X, constraints=c)
     assert sp.issparse(sl.affinity_matrix_) and sl.affinity_matrix_.shape == (300, 300)
     assert sl.embedding_.shape == (300, 4) and sl.eigenvalues_.shape == (4,)
     # additive form: eigenvalues of N, descending from 1 (the constant vector)
@@ -233,9 +236,9 @@ def test_sl_beats_ncut_with_1000_pairs_on_segmentation():
             errs = [
                 clustering_error(
                     y,
-                    SpectralLearning(7, affinity="precomputed", random_state=0).fit_predict(
-                        W, constraints=c
-                    ),
+                    SpectralLearning(
+                        7, affinity="precomputed", normalization="additive", random_state=0
+                    ).fit_predict(W, constraints=c),
                 )
                 for c in draws
             ]

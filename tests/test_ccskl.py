@@ -149,3 +149,57 @@ def test_bad_input():
         CCSKL(1).fit(X)
     with pytest.raises(ValueError, match="affinity"):
         CCSKL(2, affinity="rbf").fit(X)
+
+
+def test_paper_setting_reproduces_the_previous_algorithm():
+    """shrinkage=0 is the QP of eq. 13-16 solved exactly and k-means on raw rows."""
+    from spectralink.spectral import kmeans_rows
+
+    X, y = make_blobs(200, centers=3, cluster_std=2.0, random_state=1)
+    cons = Constraints.from_labels(y, 40, random_state=0)
+    est = CCSKL(3, shrinkage=0, random_state=0).fit(X, constraints=cons)
+    F = est.eigenvectors_
+    beta = ordered_nnls(*ordered_design(F, *cons.targets)).beta
+    np.testing.assert_allclose(est.betas_, beta, rtol=1e-10, atol=1e-12)
+    expected = kmeans_rows(F * np.sqrt(beta), 3, normalize=False, n_init=10, random_state=0)
+    np.testing.assert_array_equal(est.labels_, expected)
+    assert est.shrinkage_ == 0.0
+
+
+def test_default_not_worse_than_ncut_with_few_constraints():
+    from sklearn.datasets import load_digits
+
+    # the paper's CCSKL loses to NCut here (error ~0.27 vs 0.20)
+    X, y = load_digits(return_X_y=True)
+    ncut = clustering_error(y, NCut(10, random_state=0).fit_predict(X))
+    errs = [
+        clustering_error(
+            y,
+            CCSKL(10, random_state=0).fit_predict(
+                X, constraints=Constraints.from_labels(y, 50, random_state=s)
+            ),
+        )
+        for s in range(3)
+    ]
+    assert np.mean(errs) <= ncut + 0.02
+
+
+def test_numeric_shrinkage_pulls_toward_ncut():
+    X, y = two_stripes(120)
+    cons = Constraints.from_labels(y, 40, random_state=0)
+    est = CCSKL(2, shrinkage=1e8, random_state=0).fit(X, constraints=cons)
+    assert est.shrinkage_ == 1e8
+    np.testing.assert_allclose(est.betas_ / est.betas_[0], [1.0, 1.0] + [0.0] * 18, atol=1e-3)
+
+
+@pytest.mark.parametrize("shrinkage", [-1.0, "paper", False, np.nan])
+def test_bad_shrinkage(shrinkage):
+    X, _ = make_blobs(40, random_state=0)
+    with pytest.raises(ValueError, match="shrinkage"):
+        CCSKL(2, shrinkage=shrinkage).fit(X)
+
+
+def test_bad_normalize_rows():
+    X, _ = make_blobs(40, random_state=0)
+    with pytest.raises(ValueError, match="normalize_rows"):
+        CCSKL(2, normalize_rows="sometimes").fit(X)

@@ -234,3 +234,76 @@ def test_normalize_rows_option():
 
     expected = kmeans_rows(est.embedding_, 2, normalize=True, n_init=10, random_state=0)
     np.testing.assert_array_equal(est.labels_, expected)
+
+
+def _digits():
+    from sklearn.datasets import load_digits
+
+    return load_digits(return_X_y=True)
+
+
+def test_paper_setting_reproduces_the_previous_algorithm():
+    """shrinkage=0 is eq. 17 solved exactly and k-means on the raw rows of F M^{1/2}."""
+    from spectralink.methods.ccsr import ccsr_metric, psd_sqrt
+    from spectralink.spectral import kmeans_rows
+
+    X, y = make_blobs(200, centers=3, cluster_std=2.0, random_state=1)
+    cons = Constraints.from_labels(y, 40, random_state=0)
+    est = CCSR(3, shrinkage=0, random_state=0).fit(X, constraints=cons)
+    F = est.eigenvectors_
+    M = ccsr_metric(F, cons).M  # the previous fit: eq. 17 alone
+    np.testing.assert_array_equal(est.M_, M)
+    expected = kmeans_rows(F @ psd_sqrt(M), 3, normalize=False, n_init=10, random_state=0)
+    np.testing.assert_array_equal(est.labels_, expected)
+    assert est.shrinkage_ == 0.0
+
+
+def test_default_not_worse_than_ncut_with_few_constraints():
+    # the paper's CCSR loses to NCut here (error ~0.32 vs 0.20: diagonal targets dominate)
+    X, y = _digits()
+    ncut = clustering_error(y, NCut(10, random_state=0).fit_predict(X))
+    errs = [
+        clustering_error(
+            y,
+            CCSR(10, random_state=0).fit_predict(
+                X, constraints=Constraints.from_labels(y, 50, random_state=s)
+            ),
+        )
+        for s in range(3)
+    ]
+    assert np.mean(errs) <= ncut + 0.02
+
+
+def test_auto_shrinkage_fades_with_constraints():
+    from spectralink.methods.ccsr import AUTO_SHRINKAGE, shrinkage_weight
+
+    w = [shrinkage_weight("auto", c, 120) for c in (0, 100, 480, 5000)]
+    assert w[0] == AUTO_SHRINKAGE
+    assert w[2] == pytest.approx(AUTO_SHRINKAGE / 2)
+    assert all(np.diff(w) < 0)
+    assert shrinkage_weight(0.3, 5000, 120) == 0.3
+
+
+def test_numeric_shrinkage_pulls_toward_ncut():
+    X, y = two_class_four_blobs()
+    cons = Constraints.from_labels(y, 60, random_state=0)
+    est = CCSR(2, shrinkage=1e6, random_state=0).fit(X, constraints=cons)
+    assert est.shrinkage_ == 1e6
+    # a huge weight leaves the scaled projector on the 2 smoothest eigenvectors
+    target = np.zeros((15, 15))
+    target[:2, :2] = np.eye(2)
+    np.testing.assert_allclose(est.M_ / est.M_[0, 0], target, atol=1e-3)
+
+
+@pytest.mark.parametrize("shrinkage", [-0.1, "paper", True, np.nan, np.inf, None])
+def test_bad_shrinkage(shrinkage):
+    X, _ = make_blobs(50, random_state=0)
+    with pytest.raises(ValueError, match="shrinkage"):
+        CCSR(2, shrinkage=shrinkage).fit(X)
+
+
+@pytest.mark.parametrize("normalize_rows", ["yes", 1, None])
+def test_bad_normalize_rows(normalize_rows):
+    X, _ = make_blobs(50, random_state=0)
+    with pytest.raises(ValueError, match="normalize_rows"):
+        CCSR(2, normalize_rows=normalize_rows).fit(X)

@@ -199,3 +199,13 @@ def test_constraints_passed_positionally_are_refused(name, data):
     X, cons = data
     with pytest.raises(TypeError, match="pass constraints by keyword"):
         _small(get_method(name)).fit(X, cons)
+
+
+@pytest.mark.parametrize("name", METHODS)
+def test_n_violated_counts_the_given_constraints(name, data):
+    X, cons = data
+    est = _small(get_method(name))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        est.fit(X, constraints=cons)
+    assert est.n_violated_ == int(cons.violated(est.labels_).sum())

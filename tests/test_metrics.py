@@ -9,10 +9,13 @@ import scipy.sparse as sp
 from spectralink import Constraints
 from spectralink.metrics import (
     adjusted_rand_score,
+    chance_violated_fraction,
     clustering_error,
     majority_vote_error,
     normalized_cut,
     normalized_mutual_info_score,
+    partition_diagnostics,
+    unrequested_small_clusters,
     violated_fraction,
 )
 
@@ -114,3 +117,40 @@ def test_violated_fraction():
     assert violated_fraction(np.array([0, 0, 0, 1]), c) == pytest.approx(0.5)
     assert violated_fraction(np.array([0, 1, 0, 1]), c) == pytest.approx(1.0)
     assert violated_fraction(np.array([0, 1, 0, 1]), Constraints(n_samples=4)) == 0.0
+
+
+# --------------------------------------------------------------------------- diagnostics
+def test_chance_violated_fraction():
+    labels = np.array([0, 0, 1, 1])  # p = (1/2, 1/2): sum p^2 = 1/2
+    cons = Constraints(must_link=[(0, 1)], cannot_link=[(0, 2), (1, 3), (0, 3)], n_samples=4)
+    assert chance_violated_fraction(labels, cons) == pytest.approx(0.5)
+    one = np.zeros(4, dtype=int)  # one cluster: every cannot-link is violated by chance
+    assert chance_violated_fraction(one, cons) == pytest.approx(0.75)
+    assert chance_violated_fraction(labels, Constraints(n_samples=4)) == 0.0
+
+
+def test_small_cluster_asked_for_by_cannot_links_is_not_reported():
+    labels = np.array([0] * 50 + [1] * 49 + [2])
+    none = Constraints(n_samples=100)
+    assert unrequested_small_clusters(labels, none, 2) == [(2, 1)]
+    # a cannot-link to one cluster only: the point could join the other one
+    one = Constraints(cannot_link=[(99, 0)], n_samples=100)
+    assert unrequested_small_clusters(labels, one, 2) == [(2, 1)]
+    both = Constraints(cannot_link=[(99, 0), (99, 60)], n_samples=100)
+    assert unrequested_small_clusters(labels, both, 2) == []
+
+
+def test_partition_diagnostics():
+    y = np.repeat([0, 1, 2], 100)
+    cons = Constraints.from_labels(y, 200, random_state=0)
+    assert partition_diagnostics(y, cons, 3) == []
+    giant = np.zeros(300, dtype=int)
+    giant[:2] = [1, 2]  # one giant cluster and two singletons: the SL collapse
+    problems = partition_diagnostics(giant, cons, 3)
+    assert any("fewer than 3 points" in p for p in problems)
+    assert any("violates" in p for p in problems)
+    assert "2 cluster(s) where 3" in partition_diagnostics(np.repeat([0, 1], 150), cons, 3)[0]
+    # violations are only checked for methods that use the constraints
+    shuffled = np.random.RandomState(0).permutation(y)
+    assert any("violates" in p for p in partition_diagnostics(shuffled, cons, 3))
+    assert partition_diagnostics(shuffled, cons, 3, check_violations=False) == []

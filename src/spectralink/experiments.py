@@ -22,6 +22,9 @@ a flat ``dict``:
 ``ncut``            :func:`~spectralink.metrics.normalized_cut` of the labels on the
                     run's reference graph (the same graph for every method, so values
                     compare across methods); NaN when ``compute_ncut=False``
+``n_found``         number of distinct clusters in the labels (fewer than asked for
+                    means a degenerate partition)
+``smallest``        size of the smallest cluster
 ``time_s``          wall time of ``fit`` in seconds (a shared graph is built before and
                     is not counted; use ``share_graph=False`` to time whole fits)
 ``status``          ``"ok"`` or ``"failed"`` (e.g. COP-KMeans finds no feasible assignment)
@@ -100,6 +103,8 @@ RECORD_FIELDS = (
     "nmi",
     "violated",
     "ncut",
+    "n_found",
+    "smallest",
     "time_s",
     "status",
     "message",
@@ -198,7 +203,10 @@ def _build_graph(X, key, random_state) -> sp.csr_matrix:
 
 
 def _score(y, labels, constraints, W) -> dict:
+    _, sizes = np.unique(labels, return_counts=True)
     return {
+        "n_found": len(sizes),
+        "smallest": int(sizes.min()),
         "error": clustering_error(y, labels),
         "majority_error": majority_vote_error(y, labels),
         "ari": float(adjusted_rand_score(y, labels)),
@@ -376,6 +384,7 @@ def run_protocol(
                         rec.update(_score(y, labels, cons, W_ref))
                     else:
                         rec.update(dict.fromkeys(METRICS[:-1], math.nan))
+                        rec.update(n_found=0, smallest=0)
                     rec.update(fields)
                     records.append({f: rec[f] for f in RECORD_FIELDS})
                     bar.update(1)

@@ -18,6 +18,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
+from .exceptions import DisconnectedGraphWarning
+
 __all__ = [
     "ANN_THRESHOLD",
     "DisconnectedGraphWarning",
@@ -36,10 +38,6 @@ __all__ = [
 
 #: Above this many points :func:`kneighbors` uses approximate neighbours by default.
 ANN_THRESHOLD = 50_000
-
-
-class DisconnectedGraphWarning(UserWarning):
-    """The affinity graph has several connected components or isolated points."""
 
 
 def kneighbors(

@@ -6,6 +6,8 @@
 * :func:`adjusted_rand_score`, :func:`normalized_mutual_info_score` (LSCP; scikit-learn).
 * :func:`normalized_cut`: sum over clusters of cut(C, rest) / vol(C) on a graph.
 * :func:`violated_fraction`: share of the pairwise constraints a labelling breaks.
+* :func:`partition_diagnostics`: why a fitted partition looks degenerate (tiny clusters
+  nothing asks for, constraints ignored); every estimator's ``fit`` warns with it.
 """
 
 from __future__ import annotations
@@ -19,11 +21,15 @@ from sklearn.metrics.cluster import contingency_matrix
 from .constraints import Constraints
 
 __all__ = [
+    "VIOLATION_WARN_RATIO",
     "adjusted_rand_score",
+    "chance_violated_fraction",
     "clustering_error",
     "majority_vote_error",
     "normalized_cut",
     "normalized_mutual_info_score",
+    "partition_diagnostics",
+    "unrequested_small_clusters",
     "violated_fraction",
 ]
 
@@ -91,3 +97,85 @@ def violated_fraction(labels, constraints: Constraints) -> float:
     if len(constraints) == 0:
         return 0.0
     return float(np.mean(constraints.violated(labels)))
+
+
+def chance_violated_fraction(labels, constraints: Constraints) -> float:
+    """Share of ``constraints`` that a partition unrelated to them would violate.
+
+    The expectation when the pairs fall on random points of a partition with the cluster
+    proportions ``p`` of ``labels``: a must-link is violated with probability
+    ``1 - sum p_c^2``, a cannot-link with ``sum p_c^2`` (0 when there are no constraints).
+    """
+    if len(constraints) == 0:
+        return 0.0
+    _, sizes = np.unique(np.asarray(labels), return_counts=True)
+    same = float(np.sum((sizes / sizes.sum()) ** 2))
+    n_ml, n_cl = constraints.n_must_link, constraints.n_cannot_link
+    return (n_ml * (1.0 - same) + n_cl * same) / (n_ml + n_cl)
+
+
+def unrequested_small_clusters(
+    labels, constraints: Constraints, min_size: int
+) -> list[tuple[int, int]]:
+    """``(label, size)`` of the clusters under ``min_size`` points that no cannot-link asks for.
+
+    A small cluster is asked for when it cannot be merged into any other cluster without
+    breaking a cannot-link, i.e. a cannot-link joins it to every other cluster.
+    """
+    labels = np.asarray(labels)
+    names, sizes = np.unique(labels, return_counts=True)
+    small = [(int(c), int(s)) for c, s in zip(names, sizes, strict=True) if s < min_size]
+    if not small or len(names) < 2:
+        return small
+    cl = constraints.cannot_link
+    la, lb = labels[cl[:, 0]], labels[cl[:, 1]]
+    linked: dict[int, set] = {}
+    for a, b in zip(la.tolist(), lb.tolist(), strict=True):
+        if a != b:
+            linked.setdefault(a, set()).add(b)
+            linked.setdefault(b, set()).add(a)
+    others = len(names) - 1
+    return [(c, s) for c, s in small if len(linked.get(c, ())) < others]
+
+
+#: A fit warns when it violates at least this share of the chance-level violations.
+VIOLATION_WARN_RATIO = 0.5
+
+
+def partition_diagnostics(
+    labels, constraints: Constraints, n_clusters: int, *, check_violations: bool = True
+) -> list[str]:
+    """Why a fitted partition looks degenerate; an empty list when it does not.
+
+    Three checks: fewer than ``n_clusters`` clusters; a cluster of fewer than
+    ``max(2, 1 % of n)`` points that no cannot-link asks for
+    (:func:`unrequested_small_clusters`); at least 3 violated constraints and a violated
+    share of at least :data:`VIOLATION_WARN_RATIO` times the share that a partition
+    unrelated to the constraints would violate (:func:`chance_violated_fraction`), i.e. the
+    constraints were largely ignored. ``check_violations=False`` skips the last check (for
+    methods that do not use constraints).
+    """
+    labels = np.asarray(labels)
+    n = len(labels)
+    problems = []
+    found = len(np.unique(labels))
+    if found < n_clusters:
+        problems.append(f"it has {found} cluster(s) where {n_clusters} were asked for")
+    min_size = max(2, int(np.ceil(0.01 * n)))
+    small = unrequested_small_clusters(labels, constraints, min_size)
+    if small and found > 1:
+        sizes = ", ".join(str(s) for _, s in small[:5]) + (", ..." if len(small) > 5 else "")
+        problems.append(
+            f"{len(small)} cluster(s) of fewer than {min_size} points (sizes {sizes}) that no "
+            "cannot-link asks for"
+        )
+    if check_violations and len(constraints):
+        n_violated = int(constraints.violated(labels).sum())
+        share = n_violated / len(constraints)
+        chance = chance_violated_fraction(labels, constraints)
+        if n_violated >= 3 and share >= VIOLATION_WARN_RATIO * chance:
+            problems.append(
+                f"it violates {share:.0%} of the {len(constraints)} given constraints, where "
+                f"a partition unrelated to them would violate {chance:.0%}"
+            )
+    return problems

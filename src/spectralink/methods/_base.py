@@ -9,6 +9,7 @@ square affinity matrix (dense or sparse) instead of features.
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -16,7 +17,9 @@ from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils.validation import check_array
 
 from ..constraints import Constraints, as_constraints
+from ..exceptions import DegeneratePartitionWarning
 from ..graph import adaptive_knn_affinity, check_affinity, knn_affinity
+from ..metrics import partition_diagnostics
 
 __all__ = ["ConstrainedClusteringMixin", "check_features", "check_n_clusters"]
 
@@ -66,11 +69,15 @@ class ConstrainedClusteringMixin(ClusterMixin, BaseEstimator):
     Subclasses declare their parameters in ``__init__`` (which only stores them),
     and implement ``_fit(X, constraints)`` where ``X`` is validated features or,
     with ``affinity="precomputed"``, a validated CSR affinity. ``_fit`` must set
-    ``labels_``.
+    ``labels_``. ``fit`` then sets ``n_violated_`` and warns
+    (:class:`~spectralink.exceptions.DegeneratePartitionWarning`) when the partition is
+    degenerate (:func:`~spectralink.metrics.partition_diagnostics`).
     """
 
     #: whether the method can consume a precomputed affinity instead of features
     _supports_precomputed = True
+    #: whether the method uses the constraints (those that do not skip the violation check)
+    _uses_constraints = True
 
     def fit(self, X, y=None, constraints=None):
         """Cluster ``X`` under pairwise constraints.
@@ -88,6 +95,14 @@ class ConstrainedClusteringMixin(ClusterMixin, BaseEstimator):
         Returns
         -------
         self
+
+        Warns
+        -----
+        DegeneratePartitionWarning
+            When the partition has fewer clusters than ``n_clusters``, a cluster of fewer
+            than ``max(2, 1 % of n)`` points that no cannot-link asks for, or violates at
+            least half as large a share of the constraints as a partition unrelated to them
+            would (:func:`spectralink.metrics.partition_diagnostics`).
         """
         if isinstance(y, Constraints) or (
             isinstance(y, tuple) and len(y) == 2 and constraints is None
@@ -98,6 +113,18 @@ class ConstrainedClusteringMixin(ClusterMixin, BaseEstimator):
         check_n_clusters(self.n_clusters, n)
         cons = as_constraints(constraints, n)
         self._fit(X, cons)
+        self.n_violated_ = int(cons.violated(self.labels_).sum())
+        problems = partition_diagnostics(
+            self.labels_, cons, self.n_clusters, check_violations=self._uses_constraints
+        )
+        if problems:
+            warnings.warn(
+                f"{type(self).__name__} returned a degenerate partition: "
+                + "; ".join(problems)
+                + ".",
+                DegeneratePartitionWarning,
+                stacklevel=2,
+            )
         return self
 
     def fit_predict(self, X, y=None, constraints=None):

@@ -7,6 +7,10 @@ and for must-links, 0 for cannot-links. The least squares over the PSD cone (eq.
 paper's SDP eq. 20) is convex and is solved exactly by
 :func:`spectralink.solvers.psd_lstsq.psd_least_squares`; k-means then clusters the rows of
 ``F_m M^{1/2}`` (Algorithm 1).
+
+By default (``shrinkage="auto"``) the fit is also pulled toward the unconstrained solution,
+with a weight that fades as constraints accumulate; ``shrinkage=0`` is the paper's
+algorithm (see :class:`CCSR`).
 """
 
 from __future__ import annotations
@@ -19,11 +23,29 @@ import scipy.linalg as la
 from sklearn.exceptions import ConvergenceWarning
 
 from ..constraints import Constraints
-from ..solvers.psd_lstsq import PSDLstsqResult, accumulate_gram, psd_least_squares
+from ..metrics import violated_fraction
+from ..solvers.psd_lstsq import PSDLstsqResult, accumulate_gram, psd_least_squares, svec
 from ..spectral import kmeans_rows, laplacian_eigenvectors
 from ._base import ConstrainedClusteringMixin
 
-__all__ = ["CCSR", "ccsr_metric", "check_n_components", "diagonal_gram", "psd_sqrt"]
+__all__ = [
+    "CCSR",
+    "ccsr_metric",
+    "check_n_components",
+    "check_normalize_rows",
+    "check_shrinkage",
+    "diagonal_gram",
+    "prefer_unshrunk",
+    "projector_scale",
+    "psd_sqrt",
+    "shrinkage_weight",
+]
+
+#: ``shrinkage="auto"``: weight with no constraints, in units of the diagonal terms' mean
+#: curvature per coordinate of the solver
+AUTO_SHRINKAGE = 0.1
+#: ``shrinkage="auto"``: the weight halves at this many constraints per free parameter
+AUTO_HALF_COUNT = 4.0
 
 
 def check_n_components(n_components, n_samples: int) -> int:
@@ -35,6 +57,71 @@ def check_n_components(n_components, n_samples: int) -> int:
             f"n_components={n_components} must be between 1 and n_samples={n_samples}."
         )
     return int(n_components)
+
+
+def check_shrinkage(shrinkage) -> str | float:
+    """Validate ``shrinkage``: ``"auto"`` or a finite number >= 0."""
+    if isinstance(shrinkage, str):
+        if shrinkage == "auto":
+            return shrinkage
+    elif not isinstance(shrinkage, bool) and isinstance(shrinkage, numbers.Real):
+        if np.isfinite(shrinkage) and shrinkage >= 0:
+            return float(shrinkage)
+    raise ValueError(
+        f"shrinkage must be 'auto' or a finite number >= 0 (0 is the paper's algorithm), "
+        f"got {shrinkage!r}."
+    )
+
+
+def check_normalize_rows(normalize_rows, shrinkage) -> bool:
+    """Resolve ``normalize_rows``: ``"auto"`` means True exactly when the fit is shrunk."""
+    if isinstance(normalize_rows, str) and normalize_rows == "auto":
+        return shrinkage == "auto" or shrinkage > 0
+    if isinstance(normalize_rows, (bool, np.bool_)):
+        return bool(normalize_rows)
+    raise ValueError(f"normalize_rows must be 'auto', True or False, got {normalize_rows!r}.")
+
+
+def shrinkage_weight(shrinkage, n_constraints: int, n_params: int) -> float:
+    """The shrinkage weight for ``n_constraints`` pairs and ``n_params`` free parameters.
+
+    ``"auto"`` is ``AUTO_SHRINKAGE / (1 + n_constraints / (AUTO_HALF_COUNT * n_params))``:
+    full weight while the constraints are too few to determine the learnt matrix (or
+    spectrum), halved at ``AUTO_HALF_COUNT`` constraints per free parameter, then fading
+    like ``1 / n_constraints`` so that many constraints recover the paper's fit. A number is
+    used as is.
+    """
+    if shrinkage == "auto":
+        return AUTO_SHRINKAGE / (1.0 + n_constraints / (AUTO_HALF_COUNT * n_params))
+    return float(shrinkage)
+
+
+def prefer_unshrunk(shrunk_labels, unshrunk_labels, constraints: Constraints) -> bool:
+    """Whether the unshrunk partition violates clearly fewer of the given constraints.
+
+    "Clearly": by more than two binomial standard errors of the shrunk partition's violated
+    fraction ``v`` (``sqrt(max(v, 1/C) (1 - v) / C)`` for ``C`` constraints). With few
+    constraints, or when both fit them alike, the shrunk partition is kept; the unshrunk one
+    wins when the constraints contradict the unconstrained structure (NCut's partition
+    then violates many of them), or once they are many and the shrinkage only blurs them.
+    """
+    n_cons = len(constraints)
+    v_shrunk = violated_fraction(shrunk_labels, constraints)
+    v_free = violated_fraction(unshrunk_labels, constraints)
+    se = np.sqrt(max(v_shrunk, 1.0 / n_cons) * (1.0 - v_shrunk) / n_cons)
+    return v_free < v_shrunk - 2.0 * se
+
+
+def projector_scale(F: np.ndarray, n_clusters: int) -> float:
+    """``s`` such that ``s P_k`` best fits the diagonal targets ``u_i^T M u_i = 1``.
+
+    ``P_k`` keeps the ``n_clusters`` smoothest eigenvectors (:func:`unconstrained_projector`),
+    so ``u_i^T P_k u_i = a_i = ||u_i[:k]||^2`` and the least-squares scale is
+    ``sum a_i / sum a_i^2``. It puts the shrinkage target on the scale of the fitted matrix.
+    """
+    a = np.einsum("ij,ij->i", F[:, :n_clusters], F[:, :n_clusters])
+    denom = float(a @ a)
+    return float(a.sum() / denom) if denom > 0 else 1.0
 
 
 def diagonal_gram(F: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
@@ -52,6 +139,8 @@ def ccsr_metric(
     constraints: Constraints,
     *,
     diag_gram: tuple | None = None,
+    shrinkage: float = 0.0,
+    n_clusters: int | None = None,
     **solver_params,
 ) -> PSDLstsqResult:
     """The PSD matrix ``M`` of eq. 17 for the embedding ``F`` (rows ``u_i``).
@@ -59,6 +148,13 @@ def ccsr_metric(
     The terms are ``constraints.targets``: the ``n`` diagonal pairs and the must-links with
     target 1, the cannot-links with target 0; a constraint's weight multiplies its squared
     residual. ``diag_gram`` is :func:`diagonal_gram` of ``F`` when already computed.
+
+    ``shrinkage = lam > 0`` adds ``lam * e * ||M - s P_k||_F^2``: ``P_k`` the projector on
+    the ``n_clusters`` smoothest eigenvectors (NCut's embedding), ``s`` from
+    :func:`projector_scale`, and ``e = tr(G_diag) / p`` the mean curvature of the diagonal
+    terms per coordinate of ``svec(M)``, so ``lam`` is relative to those ``n`` terms. Since
+    ``F`` is orthonormal this also equals ``lam * e * ||F M F^T - s F P_k F^T||_F^2``, a pull
+    of the whole kernel toward NCut's. ``shrinkage=0`` is the paper's eq. 17.
     """
     i, j, t, w = constraints.targets
     n = constraints.n_samples
@@ -66,7 +162,17 @@ def ccsr_metric(
         diag_gram = diagonal_gram(F)
     # targets lists the n diagonal terms first
     G, h, c = accumulate_gram(F, i[n:], j[n:], t[n:], w[n:])
-    return psd_least_squares(G + diag_gram[0], h + diag_gram[1], c + diag_gram[2], **solver_params)
+    G, h, c = G + diag_gram[0], h + diag_gram[1], c + diag_gram[2]
+    if shrinkage > 0:
+        if n_clusters is None:
+            raise ValueError("shrinkage > 0 needs n_clusters (the target's rank).")
+        m = F.shape[1]
+        target = projector_scale(F, n_clusters) * unconstrained_projector(m, n_clusters)
+        lam = shrinkage * np.trace(diag_gram[0]) / len(h)
+        G = G + lam * np.eye(len(h))
+        h = h + lam * svec(target)
+        c = c + lam * float(np.sum(target * target))
+    return psd_least_squares(G, h, c, **solver_params)
 
 
 def psd_sqrt(M: np.ndarray) -> np.ndarray:
@@ -104,11 +210,21 @@ class CCSR(ConstrainedClusteringMixin):
         k-means restarts.
     tol : float, default=1e-10
         Stopping tolerance of the PSD least-squares solver.
-    normalize_rows : bool, default=False
-        Scale the embedding's rows to unit length before k-means, as NCut does. The paper
-        clusters the raw rows (False). The trivial eigenvector ``D^{1/2} 1`` is part of the
-        embedding and often gets the largest weight, so raw rows also encode the degree;
-        normalising removes that.
+    shrinkage : "auto" or float >= 0, default="auto"
+        Weight ``lam`` of a pull of ``M`` toward the unconstrained solution ``s P_k`` (the
+        scaled projector on the ``n_clusters`` smoothest eigenvectors, i.e. NCut's
+        embedding), added to eq. 17 as ``lam * e * ||M - s P_k||_F^2`` (see
+        :func:`ccsr_metric`; ``lam`` is relative to the ``n`` diagonal terms). ``"auto"``
+        uses ``0.1 / (1 + |constraints| / (4 p))`` with ``p = m (m + 1) / 2`` the free
+        parameters of ``M`` (:func:`shrinkage_weight`), then also fits the unshrunk ``M``
+        and keeps it when its partition violates clearly fewer of the given constraints
+        (:func:`prefer_unshrunk`); a number is used as is, without that check. **0
+        reproduces the paper** (with ``normalize_rows="auto"``). See Notes for why.
+    normalize_rows : "auto" or bool, default="auto"
+        Scale the embedding's rows to unit length before k-means, as NCut does. ``"auto"``
+        is True when ``shrinkage`` is not 0 and False (the paper, raw rows) when it is 0.
+        The trivial eigenvector ``D^{1/2} 1`` is part of the embedding and often gets a
+        large weight, so raw rows also encode the degree; normalising removes that.
     random_state : int, RandomState or None
         Seeds the eigensolver start and k-means.
 
@@ -126,19 +242,41 @@ class CCSR(ConstrainedClusteringMixin):
     embedding_ : ndarray of shape (n_samples, n_components)
         ``F_m M^{1/2}``, the rows clustered by k-means.
     objective_ : float
-        Value of eq. 17 at ``M_``.
+        Value of eq. 17 at ``M_``, the shrinkage term included.
     kkt_ : dict
         KKT residuals of the solve (``grad_min_eig``, ``M_min_eig``, ``complementarity``,
         ``stationarity``, ``scale``); empty with no constraints.
     n_iter_ : int
         Iterations of the PSD solver.
+    shrinkage_ : float
+        The shrinkage weight used (``"auto"`` resolved; 0 with no constraints).
 
     Notes
     -----
-    The problem is a convex quadratic over the PSD cone, so the solution is the global
-    optimum of eq. 17. After one pass over the ``n + |constraints|`` terms the solver cost
-    depends only on ``m``. With no constraints the fit is NCut's: k-means on the unit-norm
-    rows of the ``n_clusters`` smoothest eigenvectors.
+    The problem is a convex quadratic over the PSD cone (the shrinkage term keeps it so),
+    so the solution is the global optimum. After one pass over the ``n + |constraints|``
+    terms the solver cost depends only on ``m``. With no constraints the fit is NCut's:
+    k-means on the unit-norm rows of the ``n_clusters`` smoothest eigenvectors.
+
+    Why the default shrinks. With few constraints the ``n`` diagonal targets
+    ``u_i^T M u_i = 1`` dominate eq. 17; they ask every row to have unit norm, which spreads
+    ``M`` over all ``m`` eigenvectors and loses the cluster structure of the smoothest ones:
+    with a handful of correct random pairs the paper's CCSR is worse than NCut (digits, 50
+    pairs: error 0.28 vs 0.19; USPS, 50 pairs: 0.72 vs 0.35). The shrinkage supplies the
+    missing prior (NCut's solution), and fades once the constraints can determine ``M``:
+    at ``4 p`` constraints (480 for ``m = 15``) its weight is halved, at 3000 it is about
+    0.014 and the paper's large-count results are kept (USPS, 11000 pairs: 9 % error).
+    Falling back to NCut, or choosing the order ``m`` from the count, were alternatives; a
+    fading prior was preferred because it is continuous in the number of constraints and,
+    measured on iris, wine, breast cancer, digits, segmentation, sonar, USPS and blobs with
+    50-800 random pairs, it was never more than 0.02 worse than NCut while keeping, and at
+    few constraints often improving, the paper's gains. The unit-norm rows matter together
+    with the shrinkage: near ``s P_k`` the raw rows are NCut's rows without its
+    normalisation. The check against the unshrunk fit (two partitions, two k-means runs)
+    recovers the paper's fit where the constraints contradict NCut's structure (NCut then
+    violates many of them) and at large counts (USPS, 3000 pairs: 10 % error vs 15 % for
+    the paper's fit). Not every case is covered: on the first 600 digits with 50 pairs the
+    default is still worse than NCut (about 0.18 vs 0.12).
 
     References
     ----------
@@ -156,7 +294,8 @@ class CCSR(ConstrainedClusteringMixin):
         sigma: float | None = None,
         n_init: int = 10,
         tol: float = 1e-10,
-        normalize_rows: bool = False,
+        shrinkage: str | float = "auto",
+        normalize_rows: str | bool = "auto",
         random_state=None,
     ):
         self.n_clusters = n_clusters
@@ -166,6 +305,7 @@ class CCSR(ConstrainedClusteringMixin):
         self.sigma = sigma
         self.n_init = n_init
         self.tol = tol
+        self.shrinkage = shrinkage
         self.normalize_rows = normalize_rows
         self.random_state = random_state
 
@@ -173,6 +313,7 @@ class CCSR(ConstrainedClusteringMixin):
         m = check_n_components(self.n_components, X.shape[0])
         if not (isinstance(self.tol, numbers.Real) and self.tol > 0):
             raise ValueError(f"tol must be a positive number, got {self.tol!r}.")
+        check_normalize_rows(self.normalize_rows, check_shrinkage(self.shrinkage))
         W = self._affinity(X)
         vals, F = laplacian_eigenvectors(W, m, random_state=self.random_state)
         self.affinity_matrix_ = W
@@ -183,28 +324,60 @@ class CCSR(ConstrainedClusteringMixin):
 
     def _fit_embedding(self, F, constraints, diag_gram=None):
         """Everything after the eigenvectors (also used by the benchmarks to share them)."""
+        shrinkage = check_shrinkage(self.shrinkage)
+        m = F.shape[1]
         if constraints.is_empty:
-            self.M_ = unconstrained_projector(F.shape[1], self.n_clusters)
+            self.M_ = unconstrained_projector(m, self.n_clusters)
             self.objective_, self.kkt_, self.n_iter_ = float("nan"), {}, 0
-            normalize = True
-        else:
-            res = ccsr_metric(F, constraints, diag_gram=diag_gram, tol=self.tol)
-            self.M_, self.objective_, self.kkt_, self.n_iter_ = (
-                res.M,
-                res.objective,
-                res.kkt,
-                res.n_iter,
+            self.shrinkage_ = 0.0
+            self._set_labels(F, normalize=True)
+            return self
+        normalize = check_normalize_rows(self.normalize_rows, shrinkage)
+        if diag_gram is None:
+            diag_gram = diagonal_gram(F)  # shared by the two solves of "auto"
+        lam = shrinkage_weight(shrinkage, len(constraints), m * (m + 1) // 2)
+        self._solve(F, constraints, diag_gram, lam)
+        self._set_labels(F, normalize)
+        if shrinkage == "auto":
+            # the unshrunk fit, kept only if it fits the given constraints clearly better
+            shrunk = self.M_, self.objective_, self.kkt_, self.n_iter_, self.embedding_
+            shrunk_labels = self.labels_
+            self._solve(F, constraints, diag_gram, 0.0)
+            self._set_labels(F, normalize)
+            if prefer_unshrunk(shrunk_labels, self.labels_, constraints):
+                lam = 0.0
+            else:
+                self.M_, self.objective_, self.kkt_, self.n_iter_, self.embedding_ = shrunk
+                self.labels_ = shrunk_labels
+        self.shrinkage_ = lam
+        return self
+
+    def _solve(self, F, constraints, diag_gram, lam):
+        res = ccsr_metric(
+            F,
+            constraints,
+            diag_gram=diag_gram,
+            shrinkage=lam,
+            n_clusters=self.n_clusters,
+            tol=self.tol,
+        )
+        self.M_, self.objective_, self.kkt_, self.n_iter_ = (
+            res.M,
+            res.objective,
+            res.kkt,
+            res.n_iter,
+        )
+        if not res.converged:
+            warnings.warn(
+                f"CCSR: the PSD least-squares solver stopped after {res.n_iter} iterations "
+                f"without a KKT certificate (min eigenvalue of the gradient "
+                f"{res.kkt['grad_min_eig']:.2e}, scale {res.kkt['scale']:.2e}); the "
+                "embedding is likely degenerate (nearly disconnected graph).",
+                ConvergenceWarning,
+                stacklevel=4,
             )
-            normalize = bool(self.normalize_rows)
-            if not res.converged:
-                warnings.warn(
-                    f"CCSR: the PSD least-squares solver stopped after {res.n_iter} iterations "
-                    f"without a KKT certificate (min eigenvalue of the gradient "
-                    f"{res.kkt['grad_min_eig']:.2e}, scale {res.kkt['scale']:.2e}); the "
-                    "embedding is likely degenerate (nearly disconnected graph).",
-                    ConvergenceWarning,
-                    stacklevel=3,
-                )
+
+    def _set_labels(self, F, normalize):
         self.embedding_ = F @ psd_sqrt(self.M_)
         self.labels_ = kmeans_rows(
             self.embedding_,
@@ -213,4 +386,3 @@ class CCSR(ConstrainedClusteringMixin):
             n_init=self.n_init,
             random_state=self.random_state,
         )
-        return self

@@ -235,6 +235,8 @@ class LSCR(_LandmarkClustering):
     representation. AAAI.
     """
 
+    _uses_constraints = False
+
     def __init__(
         self,
         n_clusters: int = 2,

@@ -48,6 +48,8 @@ class NCut(ConstrainedClusteringMixin):
     NIPS.
     """
 
+    _uses_constraints = False
+
     def __init__(
         self,
         n_clusters: int = 2,

@@ -5,10 +5,10 @@ Constraints act on the affinity matrix only, then ordinary spectral clustering r
 1. Affinity modification: ``A_ij = A_ji = 1`` (the maximum affinity) for every must-link
    and ``A_ij = A_ji = 0`` for every cannot-link. On a sparse k-NN graph a must-link
    between two non-neighbours creates a new edge.
-2. Additive normalisation ``N = (A + d_max I - D) / d_max`` (default), whose top
-   eigenvectors are those of ``A - D``, i.e. the smallest eigenvectors of the
-   unnormalised Laplacian ``L = D - A``; or, as the usual substitute, the NJW form
-   ``D^{-1/2} A D^{-1/2}`` (``normalization="symmetric"``).
+2. Normalisation: the NJW form ``D^{-1/2} A D^{-1/2}`` (``normalization="symmetric"``,
+   the default), or the paper's additive normalisation ``N = (A + d_max I - D) / d_max``
+   (``normalization="additive"``), whose top eigenvectors are those of ``A - D``, i.e.
+   the smallest eigenvectors of the unnormalised Laplacian ``L = D - A``.
 3. The top ``k`` eigenvectors of ``N``, rows scaled to unit length, k-means on the rows.
 
 Weighted constraints: a weight ``w`` is a degree of belief ``b = min(w, 1)``. A must-link
@@ -178,9 +178,13 @@ class SpectralLearning(ConstrainedClusteringMixin):
         Neighbours of the k-NN graph.
     sigma : float, default=None
         Gaussian bandwidth; ``None`` is the mean distance to the k-th neighbour.
-    normalization : {"additive", "symmetric"}, default="additive"
-        ``"additive"`` is Kamvar et al.'s ``(A + d_max I - D) / d_max``; ``"symmetric"``
-        is NJW's ``D^{-1/2} A D^{-1/2}``.
+    normalization : {"symmetric", "additive"}, default="symmetric"
+        ``"symmetric"`` is NJW's ``D^{-1/2} A D^{-1/2}``; ``"additive"`` is Kamvar et
+        al.'s ``(A + d_max I - D) / d_max`` and reproduces the paper. The additive form
+        clusters by the unnormalised Laplacian, whose smallest eigenvectors isolate
+        weakly connected points: with a handful of constraints on a k-NN graph it often
+        returns one giant cluster plus singletons (standardised segmentation, 1000 pairs:
+        error 0.855 against NCut's 0.574), so it is not the default.
     n_init : int, default=10
         k-means restarts.
     random_state : int, RandomState or None
@@ -218,7 +222,7 @@ class SpectralLearning(ConstrainedClusteringMixin):
         affinity: str = "knn",
         n_neighbors: int = 20,
         sigma: float | None = None,
-        normalization: str = "additive",
+        normalization: str = "symmetric",
         n_init: int = 10,
         random_state=None,
     ):

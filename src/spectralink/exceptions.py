@@ -1,0 +1,23 @@
+"""Warning classes of the library.
+
+Filter them as usual, e.g. ``warnings.simplefilter("error", DegeneratePartitionWarning)``
+to turn a degenerate result into an exception in a pipeline.
+"""
+
+from __future__ import annotations
+
+__all__ = ["DegeneratePartitionWarning", "DisconnectedGraphWarning"]
+
+
+class DisconnectedGraphWarning(UserWarning):
+    """The affinity graph has several connected components or isolated points."""
+
+
+class DegeneratePartitionWarning(UserWarning):
+    """A fitted partition is degenerate or ignores the constraints it was given.
+
+    Raised by every estimator's ``fit`` (see :func:`spectralink.metrics.partition_diagnostics`)
+    when the partition has fewer clusters than asked for, has a cluster of fewer than
+    ``max(2, 1 % of n)`` points that no cannot-link asks for, or violates at least half as
+    large a share of the given constraints as a partition unrelated to them would.
+    """
