@@ -52,7 +52,8 @@ def test_q_factor_reproduces_Q(blobs, labelled):
 def test_kkt_of_selected_vectors(blobs):
     X, y = blobs
     cons = Constraints.from_labeled_subset(y, 30, random_state=1)
-    m = FCSC(3, random_state=0).fit(X, constraints=cons)
+    m = FCSC(3, affinity="rbf", beta="paper", normalize=False, random_state=0)
+    m.fit(X, constraints=cons)
     W = m.affinity_matrix_
     d = W.sum(1)
     s = 1 / np.sqrt(d)
@@ -114,7 +115,8 @@ def test_two_way_and_k_way_accuracy():
     X = np.vstack([rng.randn(70, 3), rng.randn(70, 3) + [6, 0, 0]])
     y = np.repeat([0, 1], 70)
     cons = Constraints.from_labeled_subset(y, 16, random_state=0)
-    m = FCSC(2, affinity="knn", n_neighbors=10, random_state=0).fit(X, constraints=cons)
+    m = FCSC(2, affinity="knn", n_neighbors=10, beta="paper", random_state=0)
+    m.fit(X, constraints=cons)
     assert clustering_error(y, m.labels_) < 0.05
     assert m.embedding_.shape == (140, 1) and m.eigenvalues_[0] > 0
     assert m.beta_ == pytest.approx(0.5 * np.abs(np.linalg.eigvalsh(
@@ -127,7 +129,7 @@ def test_precomputed_and_determinism(blobs):
     cons = Constraints.from_labeled_subset(y, 30, random_state=4)
     W = fcsc_rbf_affinity(X)
     a = FCSC(3, affinity="precomputed", random_state=1).fit_predict(W, constraints=cons)
-    b = FCSC(3, random_state=1).fit_predict(X, constraints=cons)
+    b = FCSC(3, affinity="rbf", random_state=1).fit_predict(X, constraints=cons)
     np.testing.assert_array_equal(a, b)
 
 
@@ -143,11 +145,11 @@ def test_errors(blobs):
     with pytest.raises(ValueError, match="affinity"):
         FCSC(3, affinity="cosine").fit(X, constraints=cons)
     with pytest.raises(ValueError, match="constant"):
-        FCSC(2).fit(np.ones((10, 2)), constraints=Constraints([(0, 1)], [(1, 2)], n_samples=10))
-    W = fcsc_rbf_affinity(X)
-    W[0, :] = W[:, 0] = 0
-    with pytest.raises(ValueError, match="zero degree"):
-        FCSC(3, affinity="precomputed").fit(W, constraints=cons)
+        FCSC(2, affinity="rbf").fit(
+            np.ones((10, 2)), constraints=Constraints([(0, 1)], [(1, 2)], n_samples=10)
+        )
+    with pytest.raises(ValueError, match="beta must be"):
+        FCSC(3, beta="large").fit(X, constraints=cons)
 
 
 def test_definite_pencil_helper():
@@ -157,3 +159,81 @@ def test_definite_pencil_helper():
     # A u = lam B u: lam = 1 (e_2); e_1 has lam = 0 (excluded: mu infinite -> huge)
     assert np.any(np.isclose(lam, 1.0))
     assert np.all(lam > 0)
+
+
+# ---------------------------------------------------------------- "constraints never hurt"
+@pytest.fixture(scope="module")
+def separable():
+    from sklearn.datasets import make_blobs
+
+    return make_blobs(n_samples=600, centers=3, n_features=5, random_state=0)
+
+
+@pytest.mark.parametrize("protocol", ["pairs", "labeled"])
+def test_default_not_worse_than_ncut_with_few_constraints(separable, protocol):
+    # the code's K-way beta gave 1998/1/1 partitions and chance level on iris; tolerance
+    # 0.03 on the mean of 3 draws
+    from sklearn.datasets import load_iris
+
+    from spectralink import NCut
+
+    for X, y in (separable, load_iris(return_X_y=True)):
+        errs, ref = [], []
+        for seed in range(3):
+            if protocol == "pairs":
+                cons = Constraints.from_labels(y, 50, random_state=seed)
+            else:
+                cons = Constraints.from_labeled_subset(y, 15, random_state=seed)
+            m = FCSC(3, random_state=seed).fit(X, constraints=cons)
+            errs.append(clustering_error(y, m.labels_))
+            ref.append(clustering_error(y, NCut(3, random_state=seed).fit(X).labels_))
+        assert np.mean(errs) <= np.mean(ref) + 0.03, (errs, ref)
+
+
+def test_k3_separable_blobs_balanced(separable):
+    X, y = separable
+    cons = Constraints.from_labeled_subset(y, 15, random_state=0)
+    m = FCSC(3, random_state=0).fit(X, constraints=cons)
+    assert np.bincount(m.labels_, minlength=3).min() >= 190
+    assert clustering_error(y, m.labels_) == 0.0
+    # v orthogonal to the trivial D^{1/2} 1 ("auto"), within round-off
+    d = np.asarray(m.affinity_matrix_.sum(axis=1)).ravel()
+    V = m.embedding_ * np.sqrt(d)[:, None]
+    assert np.abs(np.sqrt(d) @ V).max() < 1e-8 * np.abs(V).max() * np.sqrt(d).sum()
+
+
+def test_zero_degree_point_is_handled(blobs):
+    X, y = blobs
+    cons = Constraints.from_labeled_subset(y, 30, random_state=0)
+    # precomputed: the isolated point gets a unit self-loop (its own component)
+    W = fcsc_rbf_affinity(X)
+    W[0, :] = W[:, 0] = 0
+    with pytest.warns(UserWarning, match="zero degree"):
+        m = FCSC(3, affinity="precomputed", random_state=0).fit(W, constraints=cons)
+    assert m.labels_.shape == (len(y),)
+    # rbf: an underflowed point is linked to its nearest neighbour and follows it
+    X2 = np.vstack([X, X[5] + 1e-3])
+    X2 = np.hstack([X2, np.zeros((len(X2), 10))])
+    X2[-1, -10:] = 1.0  # an outlier on 10 new features: all its RBF affinities underflow
+    y2 = np.append(y, y[5])
+    cons2 = Constraints.from_labeled_subset(y2[:-1], 30, random_state=0)
+    cons2 = Constraints(cons2.must_link, cons2.cannot_link, n_samples=len(y2))
+    with pytest.warns(UserWarning, match="nearest neighbour"):
+        m2 = FCSC(3, affinity="rbf", random_state=0).fit(X2, constraints=cons2)
+    assert m2.affinity_matrix_[-1].sum() > 0
+
+
+def test_paper_setting_reproduces_previous_behaviour(blobs):
+    X, y = blobs
+    cons = Constraints.from_labeled_subset(y, 30, random_state=3)
+    m = FCSC(3, affinity="rbf", beta="paper", normalize=False, random_state=0)
+    m.fit(X, constraints=cons)
+    W = fcsc_rbf_affinity(X)
+    basis = fcsc_basis(W)
+    P, R, J = q_factor(cons)
+    Qb = _dense_q(cons) / np.sqrt(np.outer(basis.degrees, basis.degrees))
+    assert m.beta_ == pytest.approx(fcsc_beta(la.eigvalsh(Qb), 3), rel=1e-8)
+    # beta=None (the function default) is the same rule and the same labels
+    out = fcsc_solve(basis, cons, 3, beta=None, random_state=0)
+    np.testing.assert_array_equal(out["labels"], m.labels_)
+    assert np.all(out["costs"] > 1e-10)

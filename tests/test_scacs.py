@@ -208,3 +208,52 @@ def test_disconnected_landmark_graph_keeps_feasible_zero_cost_cuts():
     with pytest.raises(ValueError, match="no eigenvector"):
         scacs_directions(m.landmark_graph_, scacs_q_hat(m.landmark_graph_, cons), 4, 0.1,
                          exclude_zero_cost=True)
+
+
+# ---------------------------------------------------------------- "constraints never hurt"
+def _few_constraint_cases():
+    from sklearn.datasets import load_iris, make_blobs
+
+    Xb, yb = make_blobs(n_samples=600, centers=3, n_features=5, random_state=0)
+    Xi, yi = load_iris(return_X_y=True)
+    return [("blobs", Xb, yb), ("iris", Xi, yi)]
+
+
+@pytest.mark.parametrize("protocol", ["pairs", "labeled"])
+def test_default_not_worse_than_ncut_with_few_constraints(protocol):
+    # the paper's beta0 >= 0.5 made the true partition infeasible with few constraints
+    # (error 0.2-0.5 on separable blobs); tolerance 0.03 on the mean of 3 draws
+    from spectralink import NCut
+
+    for name, X, y in _few_constraint_cases():
+        errs, ref = [], []
+        for seed in range(3):
+            if protocol == "pairs":
+                cons = Constraints.from_labels(y, 50, random_state=seed)
+            else:
+                cons = Constraints.from_labeled_subset(y, 15, random_state=seed)
+            m = SCACS(3, random_state=seed).fit(X, constraints=cons)
+            errs.append(clustering_error(y, m.labels_))
+            ref.append(clustering_error(y, NCut(3, random_state=seed).fit(X).labels_))
+        assert np.mean(errs) <= np.mean(ref) + 0.03, (name, errs, ref)
+
+
+def test_paper_beta0_reproduces_the_paper_rule(blobs):
+    X, y = blobs
+    cons = Constraints.from_labeled_subset(y, 40, random_state=0)
+    paper = SCACS(4, n_landmarks=80, beta0="paper", random_state=0).fit(X, constraints=cons)
+    c, n = 40, len(y)
+    assert paper.beta0_ == pytest.approx(0.5 + 0.4 * c / n)
+    assert paper.beta_ == pytest.approx(paper.beta0_ * paper.gamma_[2])
+    fixed = SCACS(4, n_landmarks=80, beta0=paper.beta0_, random_state=0).fit(
+        X, constraints=cons
+    )
+    np.testing.assert_array_equal(fixed.labels_, paper.labels_)
+    auto = SCACS(4, n_landmarks=80, random_state=0).fit(X, constraints=cons)
+    # "auto": the constraint value of the true partition, far below the paper's beta here
+    from spectralink.methods.scacs import partition_constraint_value
+
+    assert auto.beta_ == pytest.approx(partition_constraint_value(cons, 4, n))
+    assert auto.beta_ < paper.beta_ and auto.beta0_ == pytest.approx(auto.beta_ / auto.gamma_[2])
+    with pytest.raises(ValueError, match="beta0 must be"):
+        SCACS(4, beta0="large").fit(X, constraints=cons)

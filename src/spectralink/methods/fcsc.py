@@ -15,7 +15,10 @@ The relaxed constrained normalised cut ``min v^T L_bar v`` s.t. ``v^T Q_bar v >=
   eigenvectors, weight each by ``sqrt(vol) (1 - cost)`` and run k-means on the rows of
   ``D^{-1/2} V``.
 
-``beta`` is applied to the normalised ``Q_bar`` (consistent with ``L_bar``).
+``beta`` is applied to the normalised ``Q_bar`` (consistent with ``L_bar``). That is the
+code's rule (``beta="paper"``); the estimator's default ``beta="auto"`` instead asks for
+the constraint value of a partition satisfying every constraint and keeps ``v`` exactly
+orthogonal to ``D^{1/2} 1`` (see :class:`FCSC`).
 
 Exact, and as fast as the dense problem allows: ``L_bar`` is diagonalised once
 (O(n^3) time, O(n^2) memory, the only dense step), then ``Q_bar`` enters as a rank-r
@@ -38,10 +41,12 @@ from ..graph import check_connectivity
 from ..solvers.constrained_pencil import definite_pencil_eigh, lowrank_pencil_positive, q_factor
 from ..spectral import kmeans_rows
 from ._base import ConstrainedClusteringMixin
+from .scacs import partition_constraint_value
 
 __all__ = [
     "FCSC",
     "FCSCBasis",
+    "connect_isolated",
     "fcsc_basis",
     "fcsc_beta",
     "fcsc_eigenpairs",
@@ -50,6 +55,7 @@ __all__ = [
 ]
 
 COST_TOL = 1e-10
+LOWRANK_MAX_ROOTS = 32
 
 
 def fcsc_rbf_affinity(X: np.ndarray) -> np.ndarray:
@@ -88,14 +94,52 @@ class FCSCBasis:
         return float(self.degrees.sum())
 
 
+def connect_isolated(W: np.ndarray, X: np.ndarray) -> np.ndarray:
+    """Link every zero-degree point of the dense ``W`` to its nearest neighbour in ``X``.
+
+    The new edge gets the neighbour's largest affinity (the point is taken to be as close
+    to it as its closest other point), with a warning. Returns ``W`` (modified in place).
+    """
+    iso = np.flatnonzero(W.sum(axis=1) <= 0)
+    if iso.size == 0:
+        return W
+    from sklearn.neighbors import NearestNeighbors
+
+    nn = NearestNeighbors(n_neighbors=2).fit(X)
+    _, ind = nn.kneighbors(X[iso])
+    nb = np.where(ind[:, 0] == iso, ind[:, 1], ind[:, 0])
+    w = W[nb].max(axis=1)
+    w[w <= 0] = 1.0  # the neighbour is isolated too: a unit edge
+    W[iso, nb] = np.maximum(W[iso, nb], w)
+    W[nb, iso] = W[iso, nb]
+    warnings.warn(
+        f"{iso.size} point(s) have zero degree in the FCSC RBF affinity (every affinity "
+        "underflowed); each is linked to its nearest neighbour with that neighbour's "
+        "largest affinity.",
+        UserWarning,
+        stacklevel=3,
+    )
+    return W
+
+
 def fcsc_basis(W) -> FCSCBasis:
-    """Diagonalise ``L_bar = I - D^{-1/2} W D^{-1/2}`` (dense, O(n^3))."""
-    Wd = W.toarray() if sp.issparse(W) else np.asarray(W, dtype=np.float64)
+    """Diagonalise ``L_bar = I - D^{-1/2} W D^{-1/2}`` (dense, O(n^3)).
+
+    A zero-degree point gets a unit self-loop (as :func:`spectralink.graph.
+    normalized_adjacency` does), with a warning: it becomes its own component (its
+    ``L_bar`` row is zero) instead of an undefined ``D^{-1/2}``.
+    """
+    Wd = W.toarray() if sp.issparse(W) else np.array(W, dtype=np.float64)
     d = Wd.sum(axis=1)
     if np.any(d <= 0):
-        raise ValueError(
-            f"{int(np.sum(d <= 0))} point(s) have zero degree; FCSC's D^(-1/2) is undefined. "
-            "Use a connected affinity (e.g. affinity='rbf')."
+        iso = np.flatnonzero(d <= 0)
+        Wd[iso, iso] = 1.0
+        d[iso] = 1.0
+        warnings.warn(
+            f"{iso.size} point(s) have zero degree; each is given a unit self-loop and "
+            "forms its own component of the FCSC graph.",
+            UserWarning,
+            stacklevel=2,
         )
     s = 1.0 / np.sqrt(d)
     L = np.eye(len(d)) - Wd * s[:, None] * s[None, :]
@@ -113,32 +157,79 @@ def fcsc_beta(singular_values: np.ndarray, n_clusters: int) -> float:
     return 0.5 * (sv[n_clusters - 1] + sv[n_clusters]) - 1e-6
 
 
-def fcsc_eigenpairs(basis: FCSCBasis, P, R, J, b: float) -> tuple[np.ndarray, np.ndarray]:
+def _trivial_complement(basis: FCSCBasis, tol: float = 1e-9) -> np.ndarray:
+    """Orthonormal coordinates (n x (n-1)), in the eigenbasis of ``L_bar``, of the complement
+    of the trivial vector ``D^{1/2} 1``.
+
+    ``D^{1/2} 1`` lies in the null space of ``L_bar``; rotating only that block keeps
+    ``L_bar`` diagonal, so the coordinates are the identity outside it. With several
+    components the other null directions (zero-cost cuts between components) stay.
+    """
+    n = len(basis.eigenvalues)
+    t = np.sqrt(basis.degrees)
+    t /= np.linalg.norm(t)
+    null = np.flatnonzero(basis.eigenvalues <= tol)
+    if null.size == 0:
+        null = np.array([int(np.argmin(basis.eigenvalues))])
+    c = basis.eigenvectors[:, null].T @ t
+    Rt = np.zeros((n, n - 1))
+    Rt[np.ix_(null, np.arange(null.size - 1))] = la.null_space(c[None, :])
+    rest = np.setdiff1d(np.arange(n), null)
+    Rt[rest, null.size - 1 + np.arange(rest.size)] = 1.0
+    return Rt
+
+
+def fcsc_eigenpairs(
+    basis: FCSCBasis, P, R, J, b: float, *, exclude_trivial: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
     """All ``lambda > 0`` eigenpairs of ``L_bar v = lambda (Q_bar - b I) v``, unit ``v``.
 
     ``Q_bar = Rb J Rb^T`` with ``Rb`` = ``D^{-1/2} R`` on the rows ``P`` (zero elsewhere).
+    ``exclude_trivial=True`` solves on the complement of ``D^{1/2} 1`` (``v`` orthogonal
+    to it, as SCACS's step 9) instead of the whole space.
     """
     Rb = R / np.sqrt(basis.degrees[P])[:, None]
     G = basis.eigenvectors[P].T @ Rb  # U^T Rb, (n, r)
-    if b > 0:
-        lam, Y = lowrank_pencil_positive(basis.eigenvalues, G, J, b)
-        return lam, basis.eigenvectors @ Y
-    # b <= 0: mu L_bar + b I is not definite; fall back to the dense definite pencil
-    B = (G * J) @ G.T - b * np.eye(len(basis.degrees))
-    lam, Y = definite_pencil_eigh(B, np.diag(basis.eigenvalues))
-    Y = Y / np.linalg.norm(Y, axis=0)
+    s = basis.eigenvalues
+    Rt = None
+    if exclude_trivial:
+        Rt = _trivial_complement(basis)
+        G = Rt.T @ G
+        s = (Rt * Rt).T @ s  # a rotation of the null block only: L_bar stays diagonal
+    _, T = np.linalg.qr(G)
+    n_roots = int(np.sum(la.eigvalsh((T * J) @ T.T) > b))  # positive lambda (inertia)
+    if b > 0 and n_roots <= LOWRANK_MAX_ROOTS:
+        lam, Y = lowrank_pencil_positive(s, G, J, b)
+    else:
+        # b <= 0 (mu L_bar + b I not definite) or many roots (the secular solver costs
+        # O(roots r^3)): the dense definite pencil, O(n^3) like the basis itself
+        B = (G * J) @ G.T - b * np.eye(len(s))
+        lam, Y = definite_pencil_eigh(B, s)
+        Y = Y / np.linalg.norm(Y, axis=0)
+    if Rt is not None:
+        Y = Rt @ Y
     return lam, basis.eigenvectors @ Y
 
 
 def fcsc_solve(
-    basis: FCSCBasis, constraints, n_clusters: int, *, beta: float | None = None,
+    basis: FCSCBasis, constraints, n_clusters: int, *, beta=None,
     normalize: bool = False, n_init: int = 10, random_state=None,
 ) -> dict:
     """FCSC on a diagonalised graph: 2-way by sign, K-way by k-means (module docstring).
 
-    ``beta`` is ``beta / vol`` (a threshold on ``v^T Q_bar v`` for unit ``v``); ``None``
-    applies the rule of :func:`fcsc_beta`. ``normalize=True`` scales the rows of the
-    K-way embedding to unit length before k-means (NJW style; not in the FCSC code).
+    ``beta`` is ``beta / vol`` (a threshold on ``v^T Q_bar v`` for unit ``v``):
+
+    * ``None`` or ``"paper"``: the rule of the FCSC code (:func:`fcsc_beta`) with its
+      trivial-vector filters (cost > 1e-10; K-way also drops single-signed vectors);
+    * ``"auto"``: the constraint value of a partition that satisfies every constraint,
+      :func:`~spectralink.methods.scacs.partition_constraint_value` with the volume as
+      scale, capped at half the largest eigenvalue of ``Q_bar``; the trivial direction
+      ``D^{1/2} 1`` is then removed exactly (``v`` orthogonal to it), so zero-cost cuts
+      between graph components are kept;
+    * a float: that value, with the paper's filters.
+
+    ``normalize=True`` scales the rows of the K-way embedding to unit length before
+    k-means (NJW style; not in the FCSC code).
 
     Returns a dict with ``labels``, ``embedding``, ``beta`` (= beta/vol), ``eigenvalues``
     and ``costs`` of the selected vectors, and ``vectors`` (unit ``v``).
@@ -156,19 +247,34 @@ def fcsc_solve(
     # non-zero eigenvalues of Rb J Rb^T = those of J^(1/2)-weighted Gram (r x r)
     _, T = np.linalg.qr(Rb)
     qeig = la.eigvalsh((T * J) @ T.T)
-    b = fcsc_beta(qeig, n_clusters) if beta is None else float(beta)
+    auto = isinstance(beta, str) and beta == "auto"
+    if beta is None or (isinstance(beta, str) and beta == "paper"):
+        b = fcsc_beta(qeig, n_clusters)
+    elif auto:
+        # what the true partition attains: the paper's rule asks every vector to keep
+        # about half of the largest constraint value, reachable only by concentrating on
+        # the constrained (low-degree) points, hence 1998/1/1 partitions with few of them
+        b = min(partition_constraint_value(constraints, n_clusters, basis.volume),
+                0.5 * qeig.max())
+    elif isinstance(beta, numbers.Real) and np.isfinite(beta):
+        b = float(beta)
+    else:
+        raise ValueError(f"beta must be 'auto', 'paper', None or a finite number, got {beta!r}.")
     if b >= qeig.max():
         raise ValueError(
             f"beta/vol={b:.4g} is not below the largest eigenvalue of Q_bar ({qeig.max():.4g}): "
             "no feasible solution (v^T Q_bar v >= beta has no non-trivial v)."
         )
-    lam, V = fcsc_eigenpairs(basis, P, R, J, b)
+    lam, V = fcsc_eigenpairs(basis, P, R, J, b, exclude_trivial=auto)
     C = basis.eigenvectors.T @ V
     costs = basis.eigenvalues @ (C * C)
     single_sign = np.all(V >= -1e-12, axis=0) | np.all(V <= 1e-12, axis=0)
-    ok = costs > COST_TOL  # csp.m: the cost test alone skips the trivial vector
-    if n_clusters > 2:
-        ok &= ~single_sign  # csp_K.m also drops single-signed (trivial-cut) vectors
+    if not auto:
+        ok = costs > COST_TOL  # csp.m: the cost test alone skips the trivial vector
+        if n_clusters > 2:
+            ok &= ~single_sign  # csp_K.m also drops single-signed (trivial-cut) vectors
+    else:
+        ok = np.ones(len(lam), dtype=bool)  # v orthogonal to D^{1/2} 1 has both signs
     if not ok.any():
         raise ValueError(
             "FCSC found no eigenvector with a positive eigenvalue and a non-trivial "
@@ -181,8 +287,6 @@ def fcsc_solve(
     if n_clusters == 2:
         i = order[0]
         if single_sign[i]:
-            # the relaxed optimum itself is one-sided (e.g. beta admits one direction, set
-            # by must-linked low-degree points): its sign cut is a single cluster
             warnings.warn(
                 "the cheapest feasible FCSC vector has a single sign, so its sign cut puts "
                 "every point in one cluster; lower beta or give more constraints "
@@ -217,21 +321,28 @@ class FCSC(ConstrainedClusteringMixin):
     ----------
     n_clusters : int, default=2
         ``2`` uses the 2-way sign cut, ``K > 2`` the K-way embedding + k-means.
-    affinity : {"rbf", "knn", "precomputed"}, default="rbf"
-        ``"rbf"`` is the dense RBF of the FCSC code (per-feature variance, see
-        :func:`fcsc_rbf_affinity`); ``"knn"`` the k-NN Gaussian graph; ``"precomputed"``
-        takes ``X`` as a square affinity.
+    affinity : {"knn", "rbf", "precomputed"}, default="knn"
+        ``"knn"`` is the k-NN Gaussian graph (that of :class:`~spectralink.NCut`);
+        ``"rbf"`` the dense RBF of the FCSC code (per-feature variance, see
+        :func:`fcsc_rbf_affinity`; the paper's graph), where a point whose affinities
+        all underflow is linked to its nearest neighbour (:func:`connect_isolated`);
+        ``"precomputed"`` takes ``X`` as a square affinity, where a zero-degree point
+        gets a unit self-loop and forms its own component (both with a warning).
     n_neighbors : int, default=20
         Neighbours of the ``"knn"`` graph.
     sigma : float, default=None
         Bandwidth of the ``"knn"`` graph.
-    beta : float, default=None
-        Threshold ``beta / vol`` on ``v^T Q_bar v`` (unit ``v``); ``None`` applies the
-        rule of the FCSC code (module docstring).
-    normalize : bool, default=False
+    beta : "auto", "paper", None or float, default="auto"
+        Threshold ``beta / vol`` on ``v^T Q_bar v`` (unit ``v``). ``"paper"`` (or
+        ``None``) applies the rule of the FCSC code (module docstring); ``"auto"`` the
+        value a partition satisfying every constraint attains, with ``v`` kept exactly
+        orthogonal to the trivial ``D^{1/2} 1`` (:func:`fcsc_solve`); a float is used as
+        given.
+    normalize : bool, default=True
         K-way only: scale the embedding rows to unit length before k-means. The FCSC
-        code does not; with few constraints its vectors concentrate on the constrained
-        points and the unconstrained rows collapse near 0, which row scaling undoes.
+        code does not (``False``); with few constraints its vectors concentrate on the
+        constrained points and the unconstrained rows collapse near 0, which row scaling
+        undoes.
     max_samples : int, default=5000
         Largest ``n`` accepted: FCSC diagonalises a dense n x n matrix (O(n^2) memory,
         O(n^3) time; 5000 points need 200 MB per matrix). Raise it knowingly.
@@ -254,6 +365,14 @@ class FCSC(ConstrainedClusteringMixin):
 
     Notes
     -----
+    ``FCSC(affinity="rbf", beta="paper", normalize=False)`` reproduces the FCSC code
+    (``csp.m`` / ``csp_K.m``) and the previous defaults. Its K-way beta asks every
+    selected ``v`` to keep about half of the largest constraint value, which only
+    vectors concentrated on a few constrained points reach: with few constraints the
+    partitions degenerate (e.g. 1998 / 1 / 1 points on three separated blobs) and most
+    constraints end violated. The defaults (k-NN graph, ``beta="auto"``, row
+    normalisation) ask for what the true partition attains instead.
+
     The dense RBF scales each feature by its variance, so typical affinities decay like
     ``exp(-n_features)``: on 256-dimensional USPS nearly all of them underflow and the
     degrees span many orders of magnitude, which makes ``Q_bar`` extremely
@@ -272,11 +391,11 @@ class FCSC(ConstrainedClusteringMixin):
         self,
         n_clusters: int = 2,
         *,
-        affinity: str = "rbf",
+        affinity: str = "knn",
         n_neighbors: int = 20,
         sigma: float | None = None,
-        beta: float | None = None,
-        normalize: bool = False,
+        beta: float | str | None = "auto",
+        normalize: bool = True,
         max_samples: int = 5000,
         n_init: int = 10,
         random_state=None,
@@ -305,7 +424,7 @@ class FCSC(ConstrainedClusteringMixin):
                 "if you have the memory and time, or use SCACS for large data."
             )
         if self.affinity == "rbf":
-            W = fcsc_rbf_affinity(X)
+            W = connect_isolated(fcsc_rbf_affinity(X), np.asarray(X, dtype=np.float64))
         else:
             W = self._affinity(X)
             check_connectivity(W)

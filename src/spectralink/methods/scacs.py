@@ -14,7 +14,9 @@ algorithm are implemented exactly, with these numerical choices:
   ``B = Z_hat^T E Lambda^{-1/2}`` of ``range(Z_hat^T)`` (eigenvalues below 1e-10 of the
   largest dropped: singular ``S_hat``); there ``S_hat -> I`` and ``A -> I - Lambda``;
 * ``beta = beta0 * gamma_{k-1}`` with ``gamma`` the eigenvalues of ``Q_hat x = gamma S_hat x``
-  (step 5), ``beta0 = 0.5 + 0.4 c / n`` by default, ``c`` = constrained points;
+  (step 5); the paper's ``beta0 = 0.5 + 0.4 c / n`` (``c`` = constrained points) is
+  ``beta0="paper"``; the default ``"auto"`` lowers ``beta`` to the constraint value of a
+  partition that satisfies every constraint (see :class:`SCACS`);
 * step 9 uses the consistent orthogonality ``<d^{1/2}, u> = 0`` (= ``1_n^T v = 0``) and is
   enforced exactly by solving on the orthogonal complement of the trivial direction;
 * eq. 16 is solved as the symmetric-definite pencil ``(Q_hat - beta S_hat) u = mu (A +
@@ -43,15 +45,31 @@ from ..solvers.constrained_pencil import constraint_block, definite_pencil_eigh,
 from ..spectral import sign_flip
 from .lscr import _CLUSTER_DOC, _LandmarkClustering
 
-__all__ = ["SCACS", "scacs_beta0", "scacs_directions", "scacs_q_hat"]
+__all__ = ["SCACS", "partition_constraint_value", "scacs_beta0", "scacs_directions", "scacs_q_hat"]
 
 COST_TOL = 1e-10
 ORTHO_TOL = 1e-6
 
 
 def scacs_beta0(n_constrained: int, n_samples: int) -> float:
-    """Default ``beta0 = 0.5 + 0.4 c / n`` (SCACS §5.2)."""
+    """The paper's ``beta0 = 0.5 + 0.4 c / n`` (SCACS §5.2, ``beta0="paper"``)."""
     return 0.5 + 0.4 * n_constrained / n_samples
+
+
+def partition_constraint_value(constraints, n_clusters: int, scale: float) -> float:
+    """Mean ``v^T Q v`` over the k-1 unit directions of a partition that satisfies every
+    constraint: ``(|P| + 2 w_ML + 2 w_CL / (k-1)) / scale``.
+
+    For k balanced clusters the centred, orthonormalised indicators ``V`` have
+    ``V V^T = 1/n_a - 1/n`` (same cluster a) and ``-1/n`` (different clusters), so the
+    diagonal of ``Q`` (``|P|`` ones), each must-link and each cannot-link add
+    ``(k-1)/n``, ``2(k-1)/n`` and ``2/n`` to ``trace(V^T Q V)``; divide by ``k-1``.
+    ``scale`` is ``n`` for unit ``v`` (SCACS) and the volume for FCSC's ``D^{1/2}``-scaled
+    ``v``. With c labelled points this is about ``(c / n) gamma_{k-1}``.
+    """
+    w = len(constraints.constrained_points) + 2.0 * float(np.sum(constraints.ml_weights))
+    w += 2.0 * float(np.sum(constraints.cl_weights)) / max(n_clusters - 1, 1)
+    return w / scale
 
 
 def _code_rows(graph: lm.LandmarkGraph, P: np.ndarray) -> sp.csc_matrix:
@@ -95,11 +113,14 @@ def scacs_directions(
     n_clusters: int,
     beta0: float,
     *,
+    beta: float | None = None,
     exclude_zero_cost: bool = False,
 ) -> dict:
     """Steps 5-10 of SCACS: beta, eq. 16 and the ``m <= k-1`` cheapest feasible ``u``.
 
-    ``exclude_zero_cost`` drops vectors with ``u^T A u <= 1e-10`` (see the module notes).
+    ``beta``, when given, replaces ``beta0 * gamma_{k-1}`` by ``min(beta, beta0 *
+    gamma_{k-1})``. ``exclude_zero_cost`` drops vectors with ``u^T A u <= 1e-10`` (see the
+    module notes).
 
     Returns
     -------
@@ -127,7 +148,7 @@ def scacs_directions(
             UserWarning,
             stacklevel=3,
         )
-    beta = beta0 * g
+    beta = beta0 * g if beta is None else min(float(beta), beta0 * g)
     if beta >= gamma[0]:
         raise ValueError(
             f"beta={beta:.4g} is not below gamma_max={gamma[0]:.4g} (step 6): the constraint "
@@ -175,9 +196,14 @@ class SCACS(_LandmarkClustering):
         Number of landmarks ``p`` (capped at ``n_samples``).
     n_nearest : int, default=3
         Nearest landmarks per point ``r``.
-    beta0 : float, default=None
-        ``beta = beta0 * gamma_{k-1}``; ``None`` is ``0.5 + 0.4 c / n`` (§5.2) with ``c``
-        the number of constrained points. The paper's large-scale runs use 0.1.
+    beta0 : "auto", "paper" or float, default="auto"
+        Sets ``beta``, the share of the constraint objective the solution must keep.
+        A float gives ``beta = beta0 * gamma_{k-1}``. ``"paper"`` is the paper's rule,
+        ``beta0 = 0.5 + 0.4 c / n`` (§5.2, ``c`` = constrained points; the large-scale
+        runs of §5.3 use ``beta0=0.1``): pass it to reproduce the paper. ``"auto"`` sets
+        ``beta`` to the value ``v^T Q v`` that a partition satisfying every constraint
+        attains (:func:`partition_constraint_value`, about ``(c / n) gamma_{k-1}`` with
+        labelled points), capped by the paper's rule (see Notes).
     landmark_init : {"random", "kmeans"}, default="random"
     sigma : float, default=None
         Gaussian bandwidth of eq. 3; ``None`` applies ``sigma_rule``.
@@ -220,6 +246,19 @@ class SCACS(_LandmarkClustering):
     sigma_ : float
     n_landmarks_dropped_ : int
     %s
+    Notes
+    -----
+    Why ``beta0="auto"``: the feasible set ``u^T Q_hat u >= beta`` is set by the
+    constrained points only. ``gamma_{k-1}`` is reached by vectors concentrated on them,
+    whereas the true partition (spread over all ``n`` points) reaches only about
+    ``(c / n) gamma_{k-1}``. With the paper's ``beta0 >= 0.5`` and ``c << n`` the true
+    partition is infeasible and the selected vectors concentrate on the constrained
+    points' landmarks (errors 0.2-0.5 on separable blobs with 15-60 labelled points).
+    ``"auto"`` asks for what the true partition reaches, which also keeps the cuts of
+    small landmark-graph components (zero cost, almost no constraint value) infeasible,
+    which a plain small ``beta0`` does not. With ``c`` close to ``n`` it meets the paper's
+    rule (the cap).
+
     References
     ----------
     Li, J., Xia, Y., Shan, Z., & Liu, Y. (2015). Scalable constrained spectral clustering.
@@ -234,7 +273,7 @@ class SCACS(_LandmarkClustering):
         *,
         n_landmarks: int = 500,
         n_nearest: int = 3,
-        beta0: float | None = None,
+        beta0: float | str = "auto",
         landmark_init: str = "random",
         sigma: float | None = None,
         sigma_rule: str = "mean_distance",
@@ -263,10 +302,13 @@ class SCACS(_LandmarkClustering):
                 "SCACS needs constraints (e.g. Constraints.from_labeled_subset); for "
                 "unconstrained landmark clustering use LSCR."
             )
-        if self.beta0 is not None and not (
-            isinstance(self.beta0, numbers.Real) and np.isfinite(self.beta0)
+        if not (
+            (isinstance(self.beta0, str) and self.beta0 in ("auto", "paper"))
+            or (isinstance(self.beta0, numbers.Real) and np.isfinite(self.beta0))
         ):
-            raise ValueError(f"beta0 must be a finite number, got {self.beta0!r}.")
+            raise ValueError(
+                f"beta0 must be 'auto', 'paper' or a finite number, got {self.beta0!r}."
+            )
         self._check_landmark_params(X.shape[0])
         self._fit_graph(self._build_graph(X), constraints)
 
@@ -275,9 +317,18 @@ class SCACS(_LandmarkClustering):
         self._set_graph(graph)
         n = graph.n_samples
         c = len(constraints.constrained_points)
-        beta0 = scacs_beta0(c, n) if self.beta0 is None else float(self.beta0)
+        auto = isinstance(self.beta0, str) and self.beta0 == "auto"
+        if auto or (isinstance(self.beta0, str) and self.beta0 == "paper"):
+            beta0 = scacs_beta0(c, n)
+        else:
+            beta0 = float(self.beta0)
+        # "auto": beta = what a partition satisfying every constraint attains, capped by
+        # the paper's rule (see the class notes)
+        beta = partition_constraint_value(constraints, self.n_clusters, n) if auto else None
         Q_hat = scacs_q_hat(graph, constraints)
-        out = scacs_directions(graph, Q_hat, self.n_clusters, beta0)
+        out = scacs_directions(graph, Q_hat, self.n_clusters, beta0, beta=beta)
+        g = out["gamma"][min(self.n_clusters - 2, len(out["gamma"]) - 1)]
+        beta0 = out["beta"] / g if auto and g > 0 else beta0
         weight = 1.0 - out["costs"]  # step 11: one minus the cost
         self.directions_ = out["U"]
         self.components_ = out["U"] * weight[None, :] / graph.sqrt_degrees[:, None]

@@ -95,6 +95,8 @@ def definite_pencil_eigh(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Positive eigenpairs of ``A u = lambda B u`` (``A`` PSD, ``B`` symmetric indefinite).
 
+    ``A`` may be given as a 1-D array: its diagonal (solved as a scaled standard problem).
+
     Solved as the symmetric-definite pencil ``B u = mu (A + delta I) u`` with ``eigh``
     (``delta = 1e-10 ||A||`` by default) and ``lambda = 1 / mu`` for ``mu > mu_tol * max|mu|``.
 
@@ -103,11 +105,20 @@ def definite_pencil_eigh(
     lam : ndarray of shape (m,), ascending, > 0
     U : ndarray of shape (p, m), ``(A + delta I)``-orthonormal columns
     """
-    A = (A + A.T) / 2.0
     B = (B + B.T) / 2.0
-    if delta is None:
-        delta = 1e-10 * max(np.abs(A).max(), 1e-300)
-    mu, U = la.eigh(B, A + delta * np.eye(A.shape[0]))
+    if np.ndim(A) == 1:
+        # diagonal A: the scaled standard problem, about 3x cheaper than the general one
+        a = np.asarray(A, dtype=np.float64)
+        if delta is None:
+            delta = 1e-10 * max(np.abs(a).max(), 1e-300)
+        r = 1.0 / np.sqrt(a + delta)
+        mu, W = la.eigh(B * r[:, None] * r[None, :])
+        U = W * r[:, None]
+    else:
+        A = (A + A.T) / 2.0
+        if delta is None:
+            delta = 1e-10 * max(np.abs(A).max(), 1e-300)
+        mu, U = la.eigh(B, A + delta * np.eye(A.shape[0]))
     keep = mu > mu_tol * max(np.abs(mu).max(), 1e-300)
     mu, U = mu[keep], U[:, keep]
     order = np.argsort(-mu)
