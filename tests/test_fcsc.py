@@ -1,5 +1,7 @@
 """FCSC: KKT conditions of the selected vectors, exact solver, limits."""
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.linalg as la
@@ -237,3 +239,29 @@ def test_paper_setting_reproduces_previous_behaviour(blobs):
     out = fcsc_solve(basis, cons, 3, beta=None, random_state=0)
     np.testing.assert_array_equal(out["labels"], m.labels_)
     assert np.all(out["costs"] > 1e-10)
+
+
+def test_falls_back_to_the_unconstrained_cut_when_it_fits_the_constraints_better():
+    """Standardised segmentation, k = 7, 200 random pairs: the cheapest feasible vectors
+    concentrate on a few outlying points and FCSC's partition puts 2297 of 2310 points in
+    one cluster; the unconstrained cut of the same graph violates far fewer pairs."""
+    from sklearn.preprocessing import StandardScaler
+
+    from spectralink.datasets import DatasetNotFoundError, load
+    from spectralink.metrics import violated_fraction
+
+    try:
+        X, y = load("segmentation")
+    except DatasetNotFoundError:
+        pytest.skip("segmentation.npz not in the data directory (set SPECTRALINK_DATA)")
+    X = StandardScaler().fit_transform(X)
+    cons = Constraints.from_labels(y, 200, random_state=1)
+    m = FCSC(7, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        m.fit(X, constraints=cons)
+        basis = fcsc_basis(m.affinity_matrix_)
+        raw = fcsc_solve(basis, cons, 7, beta="auto", normalize=True, random_state=0)
+    assert m.fallback_
+    assert np.bincount(raw["labels"]).max() > 0.9 * len(y)
+    assert violated_fraction(m.labels_, cons) < violated_fraction(raw["labels"], cons)

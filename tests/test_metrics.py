@@ -10,6 +10,7 @@ from spectralink import Constraints
 from spectralink.metrics import (
     adjusted_rand_score,
     chance_violated_fraction,
+    clearly_fewer_violations,
     clustering_error,
     majority_vote_error,
     normalized_cut,
@@ -154,3 +155,16 @@ def test_partition_diagnostics():
     shuffled = np.random.RandomState(0).permutation(y)
     assert any("violates" in p for p in partition_diagnostics(shuffled, cons, 3))
     assert partition_diagnostics(shuffled, cons, 3, check_violations=False) == []
+
+
+def test_clearly_fewer_violations():
+    y = np.repeat([0, 1], 100)
+    cons = Constraints.from_labels(y, 100, random_state=0)
+    noisy = y.copy()
+    noisy[:40] = 1  # breaks a fifth of the first cluster
+    assert clearly_fewer_violations(y, noisy, cons)
+    assert not clearly_fewer_violations(noisy, y, cons)
+    one_off = y.copy()
+    one_off[0] = 1  # at most a couple of pairs: within noise
+    assert not clearly_fewer_violations(y, one_off, cons)
+    assert not clearly_fewer_violations(y, noisy, Constraints(n_samples=200))

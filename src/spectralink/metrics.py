@@ -24,6 +24,7 @@ __all__ = [
     "VIOLATION_WARN_RATIO",
     "adjusted_rand_score",
     "chance_violated_fraction",
+    "clearly_fewer_violations",
     "clustering_error",
     "majority_vote_error",
     "normalized_cut",
@@ -136,6 +137,23 @@ def unrequested_small_clusters(
             linked.setdefault(b, set()).add(a)
     others = len(names) - 1
     return [(c, s) for c, s in small if len(linked.get(c, ())) < others]
+
+
+def clearly_fewer_violations(labels, reference, constraints: Constraints) -> bool:
+    """Whether ``labels`` violates clearly fewer of ``constraints`` than ``reference`` does.
+
+    "Clearly": by more than two binomial standard errors of the reference's violated
+    fraction ``v`` (``sqrt(max(v, 1/C) (1 - v) / C)`` for ``C`` constraints), so a handful
+    of constraints never overturns the reference. The methods use it to choose between a
+    regularised (or constrained) partition and an alternative fit.
+    """
+    n_cons = len(constraints)
+    if n_cons == 0:
+        return False
+    v_ref = violated_fraction(reference, constraints)
+    v_new = violated_fraction(labels, constraints)
+    se = np.sqrt(max(v_ref, 1.0 / n_cons) * (1.0 - v_ref) / n_cons)
+    return v_new < v_ref - 2.0 * se
 
 
 #: A fit warns when it violates at least this share of the chance-level violations.

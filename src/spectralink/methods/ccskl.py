@@ -20,6 +20,7 @@ import warnings
 import numpy as np
 
 from ..constraints import Constraints
+from ..metrics import clearly_fewer_violations
 from ..solvers.ordered_nnls import OrderedNNLSResult, ordered_design, ordered_nnls
 from ..spectral import kmeans_rows, laplacian_eigenvectors
 from ._base import ConstrainedClusteringMixin
@@ -27,7 +28,6 @@ from .ccsr import (
     check_n_components,
     check_normalize_rows,
     check_shrinkage,
-    prefer_unshrunk,
     projector_scale,
     shrinkage_weight,
 )
@@ -96,7 +96,7 @@ class CCSKL(ConstrainedClusteringMixin):
         uses ``0.1 / (1 + |constraints| / (4 m))``, ``m`` being the number of free
         eigenvalues (:func:`~spectralink.methods.ccsr.shrinkage_weight`); then also fits the
         unshrunk spectrum and keeps it when its partition violates clearly fewer of the
-        given constraints (:func:`~spectralink.methods.ccsr.prefer_unshrunk`); a number
+        given constraints (:func:`~spectralink.metrics.clearly_fewer_violations`); a number
         is used as is, without that check. **0 reproduces the paper** (with
         ``normalize_rows="auto"``). See Notes.
     normalize_rows : "auto" or bool, default="auto"
@@ -199,7 +199,7 @@ class CCSKL(ConstrainedClusteringMixin):
             # the unshrunk fit, kept only if it fits the given constraints clearly better
             shrunk = self.betas_, self.objective_, self.kkt_, self.embedding_, self.labels_
             self._set_labels(F, self._solve(F, constraints, 0.0, normalize))
-            if prefer_unshrunk(shrunk[-1], self.labels_, constraints):
+            if clearly_fewer_violations(self.labels_, shrunk[-1], constraints):
                 lam = 0.0
             else:
                 self.betas_, self.objective_, self.kkt_, self.embedding_, self.labels_ = shrunk

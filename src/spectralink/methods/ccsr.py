@@ -23,7 +23,7 @@ import scipy.linalg as la
 from sklearn.exceptions import ConvergenceWarning
 
 from ..constraints import Constraints
-from ..metrics import violated_fraction
+from ..metrics import clearly_fewer_violations
 from ..solvers.psd_lstsq import PSDLstsqResult, accumulate_gram, psd_least_squares, svec
 from ..spectral import kmeans_rows, laplacian_eigenvectors
 from ._base import ConstrainedClusteringMixin
@@ -35,7 +35,6 @@ __all__ = [
     "check_normalize_rows",
     "check_shrinkage",
     "diagonal_gram",
-    "prefer_unshrunk",
     "projector_scale",
     "psd_sqrt",
     "shrinkage_weight",
@@ -94,22 +93,6 @@ def shrinkage_weight(shrinkage, n_constraints: int, n_params: int) -> float:
     if shrinkage == "auto":
         return AUTO_SHRINKAGE / (1.0 + n_constraints / (AUTO_HALF_COUNT * n_params))
     return float(shrinkage)
-
-
-def prefer_unshrunk(shrunk_labels, unshrunk_labels, constraints: Constraints) -> bool:
-    """Whether the unshrunk partition violates clearly fewer of the given constraints.
-
-    "Clearly": by more than two binomial standard errors of the shrunk partition's violated
-    fraction ``v`` (``sqrt(max(v, 1/C) (1 - v) / C)`` for ``C`` constraints). With few
-    constraints, or when both fit them alike, the shrunk partition is kept; the unshrunk one
-    wins when the constraints contradict the unconstrained structure (NCut's partition
-    then violates many of them), or once they are many and the shrinkage only blurs them.
-    """
-    n_cons = len(constraints)
-    v_shrunk = violated_fraction(shrunk_labels, constraints)
-    v_free = violated_fraction(unshrunk_labels, constraints)
-    se = np.sqrt(max(v_shrunk, 1.0 / n_cons) * (1.0 - v_shrunk) / n_cons)
-    return v_free < v_shrunk - 2.0 * se
 
 
 def projector_scale(F: np.ndarray, n_clusters: int) -> float:
@@ -218,8 +201,9 @@ class CCSR(ConstrainedClusteringMixin):
         uses ``0.1 / (1 + |constraints| / (4 p))`` with ``p = m (m + 1) / 2`` the free
         parameters of ``M`` (:func:`shrinkage_weight`), then also fits the unshrunk ``M``
         and keeps it when its partition violates clearly fewer of the given constraints
-        (:func:`prefer_unshrunk`); a number is used as is, without that check. **0
-        reproduces the paper** (with ``normalize_rows="auto"``). See Notes for why.
+        (:func:`~spectralink.metrics.clearly_fewer_violations`); a number is used as is,
+        without that check. **0 reproduces the paper** (with ``normalize_rows="auto"``).
+        See Notes for why.
     normalize_rows : "auto" or bool, default="auto"
         Scale the embedding's rows to unit length before k-means, as NCut does. ``"auto"``
         is True when ``shrinkage`` is not 0 and False (the paper, raw rows) when it is 0.
@@ -344,7 +328,7 @@ class CCSR(ConstrainedClusteringMixin):
             shrunk_labels = self.labels_
             self._solve(F, constraints, diag_gram, 0.0)
             self._set_labels(F, normalize)
-            if prefer_unshrunk(shrunk_labels, self.labels_, constraints):
+            if clearly_fewer_violations(self.labels_, shrunk_labels, constraints):
                 lam = 0.0
             else:
                 self.M_, self.objective_, self.kkt_, self.n_iter_, self.embedding_ = shrunk

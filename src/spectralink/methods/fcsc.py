@@ -38,6 +38,7 @@ import scipy.linalg as la
 import scipy.sparse as sp
 
 from ..graph import check_connectivity
+from ..metrics import clearly_fewer_violations
 from ..solvers.constrained_pencil import definite_pencil_eigh, lowrank_pencil_positive, q_factor
 from ..spectral import kmeans_rows
 from ._base import ConstrainedClusteringMixin
@@ -361,6 +362,16 @@ class FCSC(ConstrainedClusteringMixin):
         ``v^T L_bar v`` of the selected unit vectors.
     beta_ : float
         ``beta / vol`` used.
+    fallback_ : bool
+        Whether the labels are the unconstrained normalized cut of the same graph (NJW on
+        its ``n_clusters`` smoothest eigenvectors) instead of FCSC's. With ``beta="auto"``
+        FCSC's partition replaces that cut only when it violates clearly fewer of the
+        given constraints (:func:`~spectralink.metrics.clearly_fewer_violations`): with a
+        handful of constraints that the unconstrained cut already satisfies, the relaxed
+        constrained vectors are pulled away from the cluster structure (standardised
+        wine, 50 random pairs: errors 0.03-0.19 against NCut's 0.034), and with many
+        cannot-links and outlying points they can concentrate on a few points
+        (standardised segmentation, k = 7: one cluster of 2297 of 2310 points).
     affinity_matrix_ : ndarray or sparse matrix of shape (n_samples, n_samples)
 
     Notes
@@ -428,12 +439,25 @@ class FCSC(ConstrainedClusteringMixin):
         else:
             W = self._affinity(X)
             check_connectivity(W)
+        basis = fcsc_basis(W)
         out = fcsc_solve(
-            fcsc_basis(W), constraints, self.n_clusters, beta=self.beta,
+            basis, constraints, self.n_clusters, beta=self.beta,
             normalize=self.normalize, n_init=self.n_init, random_state=self.random_state,
         )
+        labels = out["labels"]
+        self.fallback_ = False
+        if isinstance(self.beta, str) and self.beta == "auto":
+            # the unconstrained cut of the same graph, from the basis already computed:
+            # FCSC's partition replaces it only when it fits the given constraints clearly
+            # better
+            ncut = kmeans_rows(
+                basis.eigenvectors[:, : self.n_clusters], self.n_clusters, normalize=True,
+                n_init=self.n_init, random_state=self.random_state,
+            )  # fmt: skip
+            if not clearly_fewer_violations(labels, ncut, constraints):
+                labels, self.fallback_ = ncut, True
         self.affinity_matrix_ = W
-        self.labels_ = out["labels"]
+        self.labels_ = labels
         self.embedding_ = out["embedding"]
         self.eigenvalues_ = out["eigenvalues"]
         self.costs_ = out["costs"]
