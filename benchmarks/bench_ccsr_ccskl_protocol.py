@@ -17,7 +17,8 @@ Li, Liu & Tang (CVPR 2009) and Li & Liu (ICCV 2009), section 4 / 5 of each:
   The papers instead average 50 single k-means runs for each of 50 draws; ``--n-init 1``
   reproduces that averaging (the mean over draws then also averages over k-means starts);
 * methods NCut, SL, SSKK, CCSR (m = 15), CCSKL (m = 20) on the same graphs, CCSR and
-  CCSKL as in the papers (``shrinkage=0``, not the estimators' default); the neighbour
+  CCSKL as in the papers (``shrinkage=0``, not the estimators' default) and SL with the
+  paper's additive normalisation (not the default); the neighbour
   search is done once per dataset and the eigenvectors once per graph (NCut, CCSR and
   CCSKL share them; SL and SSKK change the graph and cannot).
 
@@ -190,7 +191,10 @@ def sl_labels(W, cons, k, seed, n_init=1):
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        est = SpectralLearning(k, affinity="precomputed", n_init=n_init, random_state=seed)
+        est = SpectralLearning(
+            k, affinity="precomputed", normalization="additive", n_init=n_init,
+            random_state=seed,
+        )  # fmt: skip
         return est.fit(W, constraints=cons).labels_
 
 

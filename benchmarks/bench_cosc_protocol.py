@@ -70,6 +70,7 @@ def methods(k, args, seed):
             affinity="precomputed",
             n_starts=args.n_starts,
             n_recursions=args.n_recursions,
+            split_rule="min_cut",  # the paper's k-way rule (not the default)
             random_state=seed,
         )
     }

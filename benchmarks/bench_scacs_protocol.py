@@ -139,8 +139,9 @@ def run_fcsc(names, counts, draws, n_init, sl_counts, records, on_progress, affi
                 if W_sl is not None and c in sl_counts:
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
-                        lab = sl_cls(k, affinity="precomputed", n_init=n_init,
-                                     random_state=t).fit_predict(W_sl, constraints=cons)
+                        lab = sl_cls(k, affinity="precomputed", normalization="additive",
+                                     n_init=n_init, random_state=t,
+                                     ).fit_predict(W_sl, constraints=cons)
                     records.append({**row, "method": "SL", "acc": acc(y, lab)})
         print(f"[fcsc] {label}: n={n} k={k}, FCSC basis {t_basis:.1f} s, total "
               f"{time.perf_counter() - t0:.1f} s", flush=True)

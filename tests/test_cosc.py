@@ -15,7 +15,7 @@ from spectralink.methods.cosc import (
     reduce_cannot_links,
     two_colouring,
 )
-from spectralink.metrics import majority_vote_error, normalized_cut
+from spectralink.metrics import clustering_error, majority_vote_error, normalized_cut
 from spectralink.solvers.lovasz import penalised_ratio
 
 
@@ -287,6 +287,24 @@ def test_kway(split_rule):
     assert m.n_violated_ <= len(cons) * 0.1
     ml_ok = m.labels_[cons.must_link[:, 0]] == m.labels_[cons.must_link[:, 1]]
     assert ml_ok.all()  # must-links are merged, never violated
+
+
+def test_default_split_rule_separates_cannot_links_before_recutting_a_component():
+    """Iris, 50 random pairs (a draw of bench_defaults.py): setosa is its own component, and
+    the paper's rule cuts it in two (cheaper than separating the cannot-linked versicolor
+    and virginica points); the default rule separates them."""
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True)
+    cons = Constraints.from_labels(y, 50, random_state=972014356)
+    paper = COSC(3, split_rule="min_cut", random_state=972014356).fit(X, constraints=cons)
+    default = COSC(3, random_state=972014356).fit(X, constraints=cons)
+    setosa = y == 0
+    assert len(np.unique(paper.labels_[setosa])) == 2
+    assert len(np.unique(default.labels_[setosa])) == 1
+    assert not np.any(np.isin(default.labels_[~setosa], default.labels_[setosa]))
+    assert clustering_error(y, default.labels_) < clustering_error(y, paper.labels_) - 0.3
+    assert default.n_violated_ < paper.n_violated_
 
 
 def test_kway_disconnected_graph():
