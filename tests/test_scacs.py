@@ -225,7 +225,7 @@ def test_paper_beta0_reproduces_the_paper_rule(blobs):
     np.testing.assert_array_equal(fixed.labels_, paper.labels_)
     auto = SCACS(4, n_landmarks=80, random_state=0).fit(X, constraints=cons)
     # "auto": the constraint value of the true partition, far below the paper's beta here
-    from spectralink.methods.scacs import partition_constraint_value
+    from spectralink.solvers.constrained_pencil import partition_constraint_value
 
     assert auto.beta_ == pytest.approx(partition_constraint_value(cons, 4, n))
     assert auto.beta_ < paper.beta_ and auto.beta0_ == pytest.approx(auto.beta_ / auto.gamma_[2])

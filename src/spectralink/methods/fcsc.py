@@ -39,10 +39,14 @@ import scipy.sparse as sp
 
 from ..graph import check_connectivity
 from ..metrics import clearly_fewer_violations
-from ..solvers.constrained_pencil import definite_pencil_eigh, lowrank_pencil_positive, q_factor
+from ..solvers.constrained_pencil import (
+    definite_pencil_eigh,
+    lowrank_pencil_positive,
+    partition_constraint_value,
+    q_factor,
+)
 from ..spectral import kmeans_rows
 from ._base import ConstrainedClusteringMixin
-from .scacs import partition_constraint_value
 
 __all__ = [
     "FCSC",
@@ -223,8 +227,8 @@ def fcsc_solve(
     * ``None`` or ``"paper"``: the rule of the FCSC code (:func:`fcsc_beta`) with its
       trivial-vector filters (cost > 1e-10; K-way also drops single-signed vectors);
     * ``"auto"``: the constraint value of a partition that satisfies every constraint,
-      :func:`~spectralink.methods.scacs.partition_constraint_value` with the volume as
-      scale, capped at half the largest eigenvalue of ``Q_bar``; the trivial direction
+      :func:`~spectralink.solvers.constrained_pencil.partition_constraint_value` with the
+      volume as scale, capped at half the largest eigenvalue of ``Q_bar``; the trivial direction
       ``D^{1/2} 1`` is then removed exactly (``v`` orthogonal to it), so zero-cost cuts
       between graph components are kept;
     * a float: that value, with the paper's filters.

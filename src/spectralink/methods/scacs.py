@@ -42,11 +42,16 @@ import scipy.sparse as sp
 
 from .. import landmarks as lm
 from ..metrics import clearly_fewer_violations
-from ..solvers.constrained_pencil import constraint_block, definite_pencil_eigh, labelled_classes
+from ..solvers.constrained_pencil import (
+    constraint_block,
+    definite_pencil_eigh,
+    labelled_classes,
+    partition_constraint_value,
+)
 from ..spectral import sign_flip
 from .lscr import _CLUSTER_DOC, _LandmarkClustering, lscr_embedding
 
-__all__ = ["SCACS", "partition_constraint_value", "scacs_beta0", "scacs_directions", "scacs_q_hat"]
+__all__ = ["SCACS", "scacs_beta0", "scacs_directions", "scacs_q_hat"]
 
 COST_TOL = 1e-10
 ORTHO_TOL = 1e-6
@@ -55,22 +60,6 @@ ORTHO_TOL = 1e-6
 def scacs_beta0(n_constrained: int, n_samples: int) -> float:
     """The paper's ``beta0 = 0.5 + 0.4 c / n`` (SCACS §5.2, ``beta0="paper"``)."""
     return 0.5 + 0.4 * n_constrained / n_samples
-
-
-def partition_constraint_value(constraints, n_clusters: int, scale: float) -> float:
-    """Mean ``v^T Q v`` over the k-1 unit directions of a partition that satisfies every
-    constraint: ``(|P| + 2 w_ML + 2 w_CL / (k-1)) / scale``.
-
-    For k balanced clusters the centred, orthonormalised indicators ``V`` have
-    ``V V^T = 1/n_a - 1/n`` (same cluster a) and ``-1/n`` (different clusters), so the
-    diagonal of ``Q`` (``|P|`` ones), each must-link and each cannot-link add
-    ``(k-1)/n``, ``2(k-1)/n`` and ``2/n`` to ``trace(V^T Q V)``; divide by ``k-1``.
-    ``scale`` is ``n`` for unit ``v`` (SCACS) and the volume for FCSC's ``D^{1/2}``-scaled
-    ``v``. With c labelled points this is about ``(c / n) gamma_{k-1}``.
-    """
-    w = len(constraints.constrained_points) + 2.0 * float(np.sum(constraints.ml_weights))
-    w += 2.0 * float(np.sum(constraints.cl_weights)) / max(n_clusters - 1, 1)
-    return w / scale
 
 
 def _code_rows(graph: lm.LandmarkGraph, P: np.ndarray) -> sp.csc_matrix:
@@ -200,18 +189,19 @@ class SCACS(_LandmarkClustering):
         they share a landmark, and with as many landmarks as points (``n <= 500`` at the
         default ``n_landmarks``) each point's nearest landmark is itself, so ``r = 3``
         leaves a very sparse graph. Measured with 50-800 random pairs and 5-40 labelled
-        points per class (``benchmarks/bench_defaults.py``): ``r = 5`` lowered SCACS's
-        error on iris, wine, breast cancer and sonar at every count (wine, 50 pairs:
-        0.082 -> 0.051 against NCut's 0.034), tied on segmentation and blobs, and was
-        0.01 higher on digits.
+        points per class (``benchmarks/bench_defaults.py``, before the LSC-R check of
+        ``fallback_``): ``r = 5`` lowered SCACS's error on iris, wine, breast cancer and
+        sonar at every count (wine, 50 pairs: 0.082 -> 0.051), tied on segmentation and
+        blobs, and was 0.01 higher on digits.
     beta0 : "auto", "paper" or float, default="auto"
         Sets ``beta``, the share of the constraint objective the solution must keep.
         A float gives ``beta = beta0 * gamma_{k-1}``. ``"paper"`` is the paper's rule,
         ``beta0 = 0.5 + 0.4 c / n`` (§5.2, ``c`` = constrained points; the large-scale
         runs of §5.3 use ``beta0=0.1``): pass it to reproduce the paper. ``"auto"`` sets
         ``beta`` to the value ``v^T Q v`` that a partition satisfying every constraint
-        attains (:func:`partition_constraint_value`, about ``(c / n) gamma_{k-1}`` with
-        labelled points), capped by the paper's rule (see Notes).
+        attains (:func:`~spectralink.solvers.constrained_pencil.partition_constraint_value`,
+        about ``(c / n) gamma_{k-1}`` with labelled points), capped by the paper's rule
+        (see Notes).
     landmark_init : {"random", "kmeans"}, default="random"
     sigma : float, default=None
         Gaussian bandwidth of eq. 3; ``None`` applies ``sigma_rule``.

@@ -30,6 +30,7 @@ __all__ = [
     "definite_pencil_eigh",
     "labelled_classes",
     "lowrank_pencil_positive",
+    "partition_constraint_value",
     "q_factor",
 ]
 
@@ -195,3 +196,19 @@ def lowrank_pencil_positive(
     mus = np.asarray(mus)
     order = np.argsort(-mus)
     return 1.0 / mus[order], np.column_stack(vecs)[:, order]
+
+
+def partition_constraint_value(constraints, n_clusters: int, scale: float) -> float:
+    """Mean ``v^T Q v`` over the k-1 unit directions of a partition that satisfies every
+    constraint: ``(|P| + 2 w_ML + 2 w_CL / (k-1)) / scale``.
+
+    For k balanced clusters the centred, orthonormalised indicators ``V`` have
+    ``V V^T = 1/n_a - 1/n`` (same cluster a) and ``-1/n`` (different clusters), so the
+    diagonal of ``Q`` (``|P|`` ones), each must-link and each cannot-link add
+    ``(k-1)/n``, ``2(k-1)/n`` and ``2/n`` to ``trace(V^T Q V)``; divide by ``k-1``.
+    ``scale`` is ``n`` for unit ``v`` (SCACS) and the volume for FCSC's ``D^{1/2}``-scaled
+    ``v``. With c labelled points this is about ``(c / n) gamma_{k-1}``.
+    """
+    w = len(constraints.constrained_points) + 2.0 * float(np.sum(constraints.ml_weights))
+    w += 2.0 * float(np.sum(constraints.cl_weights)) / max(n_clusters - 1, 1)
+    return w / scale
