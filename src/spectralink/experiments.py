@@ -59,7 +59,7 @@ import scipy.sparse as sp
 from .constraints import Constraints
 from .graph import knn_affinity
 from .methods import get_method
-from .methods._base import ConstrainedClusteringMixin
+from .methods._base import shareable_knn_graph
 from .metrics import (
     adjusted_rand_score,
     clustering_error,
@@ -171,25 +171,6 @@ def _check_counts(n_constraints) -> list[int]:
     if not counts:
         raise ValueError("no constraint counts given.")
     return counts
-
-
-def _graph_key(estimator) -> tuple | None:
-    """Parameters of the k-NN graph ``estimator`` would build, or None if not shareable.
-
-    Shared only when the estimator builds its graph with the base class's standard
-    ``knn_affinity`` (it does not override ``_affinity``) and accepts a precomputed one.
-    """
-    cls = type(estimator)
-    if not isinstance(estimator, ConstrainedClusteringMixin):
-        return None
-    if not getattr(cls, "_supports_precomputed", True):
-        return None
-    if cls._affinity is not ConstrainedClusteringMixin._affinity:
-        return None
-    params = estimator.get_params(deep=False)
-    if params.get("affinity") != "knn" or "n_neighbors" not in params or "sigma" not in params:
-        return None
-    return (params["n_neighbors"], params["sigma"])
 
 
 def _build_graph(X, key, random_state) -> sp.csr_matrix:
@@ -347,7 +328,7 @@ def run_protocol(
             probe = get_method(name)(n_clusters=k, **params)
         except TypeError as exc:
             raise ValueError(f"invalid parameters for method {label!r}: {exc}") from None
-        graph_keys[label] = _graph_key(probe) if share_graph else None
+        graph_keys[label] = shareable_knn_graph(probe) if share_graph else None
 
     graphs: dict[tuple, sp.csr_matrix] = {}
     ref_key = (_REFERENCE_GRAPH["n_neighbors"], _REFERENCE_GRAPH["sigma"])

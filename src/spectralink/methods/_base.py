@@ -21,7 +21,12 @@ from ..exceptions import DegeneratePartitionWarning
 from ..graph import adaptive_knn_affinity, check_affinity, knn_affinity
 from ..metrics import partition_diagnostics
 
-__all__ = ["ConstrainedClusteringMixin", "check_features", "check_n_clusters"]
+__all__ = [
+    "ConstrainedClusteringMixin",
+    "check_features",
+    "check_n_clusters",
+    "shareable_knn_graph",
+]
 
 
 def check_n_clusters(n_clusters, n_samples: int) -> int:
@@ -169,3 +174,23 @@ class ConstrainedClusteringMixin(ClusterMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.pairwise = getattr(self, "affinity", None) == "precomputed"
         return tags
+
+
+def shareable_knn_graph(estimator) -> tuple | None:
+    """``(n_neighbors, sigma)`` of the k-NN graph ``estimator`` would build, or None.
+
+    Not None only when the estimator builds its graph with the base class's standard
+    ``knn_affinity`` (it does not override ``_affinity``) and accepts a precomputed one, so
+    that a graph built once can be handed to it as ``affinity="precomputed"``.
+    """
+    if not isinstance(estimator, ConstrainedClusteringMixin):
+        return None
+    cls = type(estimator)
+    if not getattr(cls, "_supports_precomputed", True):
+        return None
+    if cls._affinity is not ConstrainedClusteringMixin._affinity:
+        return None
+    params = estimator.get_params(deep=False)
+    if params.get("affinity") != "knn" or "n_neighbors" not in params or "sigma" not in params:
+        return None
+    return (params["n_neighbors"], params["sigma"])

@@ -1,0 +1,649 @@
+"""Model selection with pairwise constraints: cross-validation over the constraints.
+
+Constrained clustering has no labels to validate against, but the constraints themselves
+can be held out: fit on part of the must-link / cannot-link pairs (always on *all* the
+points) and count how many of the held-out pairs the partition satisfies (Pourrajabi et
+al. 2014; Van Craenendonck & Blockeel 2017). :class:`ConstraintSearchCV` does this over a
+scikit-learn style parameter grid, possibly across methods; :func:`constraint_folds`
+builds the folds, :func:`balanced_constraint_score` and :func:`constraint_accuracy` are
+the built-in scores, and :func:`relative_sigmas` expresses Gaussian bandwidths as
+multiples of the library's default bandwidth r.
+
+References
+----------
+Pourrajabi, M., Moulavi, D., Campello, R. J. G. B., Zimek, A., Sander, J., & Goebel, R.
+(2014). Model selection for semi-supervised clustering. EDBT.
+Van Craenendonck, T., & Blockeel, H. (2017). Constraint-based clustering selection.
+Machine Learning 106(9-10).
+"""
+
+from __future__ import annotations
+
+import numbers
+import time
+import warnings
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from joblib import Parallel, delayed
+from scipy.sparse.csgraph import connected_components
+from scipy.stats import rankdata
+from sklearn.base import BaseEstimator, clone
+from sklearn.exceptions import FitFailedWarning
+from sklearn.model_selection import ParameterGrid
+from sklearn.utils import check_random_state
+
+from . import graph as _graph
+from .constraints import Constraints, as_constraints
+from .methods import get_method
+from .methods._base import check_features, shareable_knn_graph
+
+__all__ = [
+    "ConstraintSearchCV",
+    "RelativeSigma",
+    "balanced_constraint_score",
+    "constraint_accuracy",
+    "constraint_folds",
+    "relative_sigmas",
+]
+
+_SEED_MAX = 2**31 - 1
+
+
+# --------------------------------------------------------------------------- sigma
+@dataclass(frozen=True)
+class RelativeSigma:
+    """A Gaussian bandwidth given as ``factor`` times the library's default scale r.
+
+    r is :func:`spectralink.graph.sigma_from_distances` of the candidate's own k-NN
+    search: the mean distance to the ``n_neighbors``-th neighbour (``n_neighbors``
+    clipped to ``n_samples - 1`` as the estimators do). ``RelativeSigma(1.0)`` is
+    therefore the estimators' ``sigma=None``. :class:`ConstraintSearchCV` resolves it
+    to a float before fitting; build lists of them with :func:`relative_sigmas`.
+
+    Parameters
+    ----------
+    factor : float
+        Positive, finite multiple of r.
+    """
+
+    factor: float
+
+    def __post_init__(self) -> None:
+        f = self.factor
+        if isinstance(f, bool) or not isinstance(f, numbers.Real) or not (np.isfinite(f) and f > 0):
+            raise ValueError(f"a relative sigma factor must be positive and finite, got {f!r}.")
+        object.__setattr__(self, "factor", float(f))
+
+    def resolve(self, r: float) -> float:
+        """The bandwidth ``factor * r``."""
+        return self.factor * float(r)
+
+    def __repr__(self) -> str:
+        return f"{self.factor:g}r"
+
+
+def relative_sigmas(factors: Iterable[float]) -> list[RelativeSigma]:
+    """Bandwidths as multiples of the default r, for a ``"sigma"`` entry of a grid.
+
+    Parameters
+    ----------
+    factors : iterable of float
+        Positive multiples of r.
+
+    Returns
+    -------
+    list of RelativeSigma
+
+    Examples
+    --------
+    >>> relative_sigmas([0.5, 1, 2])
+    [0.5r, 1r, 2r]
+    """
+    return [RelativeSigma(f) for f in factors]
+
+
+# --------------------------------------------------------------------------- scores
+def _satisfied(labels, constraints: Constraints) -> tuple[np.ndarray, np.ndarray]:
+    ok = ~constraints.violated(labels)
+    return ok[: constraints.n_must_link], ok[constraints.n_must_link :]
+
+
+def balanced_constraint_score(labels, constraints: Constraints) -> float:
+    """Mean of the fractions of must-links and of cannot-links that ``labels`` satisfies.
+
+    When only one kind of pair is present, its fraction alone. Weights are ignored.
+
+    Parameters
+    ----------
+    labels : array-like of shape (n_samples,)
+    constraints : Constraints
+        Non-empty.
+
+    Returns
+    -------
+    float in [0, 1]
+    """
+    if constraints.is_empty:
+        raise ValueError("cannot score a partition against no constraints.")
+    ml, cl = _satisfied(labels, constraints)
+    return float(np.mean([part.mean() for part in (ml, cl) if len(part)]))
+
+
+def constraint_accuracy(labels, constraints: Constraints) -> float:
+    """Fraction of the pairs (must-links and cannot-links together) ``labels`` satisfies.
+
+    Parameters
+    ----------
+    labels : array-like of shape (n_samples,)
+    constraints : Constraints
+        Non-empty.
+
+    Returns
+    -------
+    float in [0, 1]
+    """
+    if constraints.is_empty:
+        raise ValueError("cannot score a partition against no constraints.")
+    return float(np.mean(~constraints.violated(labels)))
+
+
+_SCORERS: dict[str, Callable[[Any, Constraints], float]] = {
+    "balanced": balanced_constraint_score,
+    "accuracy": constraint_accuracy,
+}
+
+
+def _check_scoring(scoring) -> Callable[[Any, Constraints], float]:
+    if callable(scoring):
+        return scoring
+    if isinstance(scoring, str) and scoring in _SCORERS:
+        return _SCORERS[scoring]
+    raise ValueError(
+        f"scoring must be 'balanced', 'accuracy' or a callable (labels, test_constraints) -> "
+        f"float, got {scoring!r}."
+    )
+
+
+# --------------------------------------------------------------------------- folds
+def _check_n_splits(n_splits) -> int:
+    if isinstance(n_splits, bool) or not isinstance(n_splits, numbers.Integral) or n_splits < 2:
+        raise ValueError(f"cv must be an integer >= 2 (the number of folds), got {n_splits!r}.")
+    return int(n_splits)
+
+
+def _pairs_subset(constraints: Constraints, index: np.ndarray) -> Constraints:
+    """The pairs ``index`` of ``[must_link; cannot_link]``, weights kept."""
+    m1 = constraints.n_must_link
+    index = np.sort(np.asarray(index, dtype=np.int64))
+    ml, cl = index[index < m1], index[index >= m1] - m1
+    weights = np.concatenate([constraints.ml_weights[ml], constraints.cl_weights[cl]])
+    return Constraints(
+        constraints.must_link[ml],
+        constraints.cannot_link[cl],
+        n_samples=constraints.n_samples,
+        weights=weights,
+    )
+
+
+def _ml_components(ml: np.ndarray, n: int) -> np.ndarray:
+    graph = sp.coo_matrix((np.ones(len(ml)), (ml[:, 0], ml[:, 1])), shape=(n, n))
+    return connected_components(graph.tocsr(), directed=False)[1]
+
+
+def constraint_folds(
+    constraints: Constraints, n_splits: int = 5, *, random_state=None
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Stratified k-fold split of the constraints (never of the points), leakage-free.
+
+    Pairs are indexed as in :meth:`Constraints.violated`: the must-links, then the
+    cannot-links. The folds are built in two steps.
+
+    1. Assignment. The must-links are shuffled and dealt round-robin to the folds
+       starting at a random fold; the cannot-links are shuffled and dealt on from where
+       the must-links stopped. Every fold thus gets ``floor`` or ``ceil`` of
+       ``n_pairs / n_splits`` pairs, and must-links (cannot-links) as soon as there are
+       at least ``n_splits`` of them.
+    2. Leakage removal. For fold f, let the training pairs be all pairs dealt to the
+       other folds. A held-out must-link (i, j) is *implied* when i and j lie in one
+       connected component of the training must-links; a held-out cannot-link (i, j) is
+       implied when a training cannot-link joins the must-link components of i and j.
+       Implied pairs are **moved into fold f's training set** (so every fit sees them)
+       and are not scored. Adding an implied pair leaves the training closure unchanged,
+       so no remaining held-out pair becomes implied by the move.
+
+    Every pair is thus held out in exactly one fold unless it was moved for leakage, in
+    which case it is held out nowhere.
+
+    Constraints closed under transitivity, such as all the pairs among a labelled subset
+    of points (:meth:`Constraints.from_labeled_subset`), imply most of any held-out part
+    from the rest, so their folds are left empty and this raises: such constraints are
+    not cross-validated by this scheme.
+
+    Parameters
+    ----------
+    constraints : Constraints
+    n_splits : int, default=5
+        Number of folds, >= 2 and at most the number of pairs.
+    random_state : int, RandomState or None
+        Seeds the shuffles.
+
+    Returns
+    -------
+    list of (train, test) pairs of sorted int arrays
+        Indices into ``[must_link; cannot_link]``.
+
+    Raises
+    ------
+    ValueError
+        No constraints, fewer pairs than folds, or a fold left without any held-out pair
+        once the implied ones are moved (use fewer folds, or more / less redundant pairs).
+    """
+    n_splits = _check_n_splits(n_splits)
+    m1, m2 = constraints.n_must_link, constraints.n_cannot_link
+    m = m1 + m2
+    if m == 0:
+        raise ValueError(
+            "constraint cross-validation needs constraints: got no must-link or cannot-link pair."
+        )
+    if m < n_splits:
+        raise ValueError(
+            f"cv={n_splits} folds need at least {n_splits} constraints; got {m} "
+            f"({m1} must-links, {m2} cannot-links)."
+        )
+    rng = check_random_state(random_state)
+    offset = int(rng.randint(n_splits))
+    fold = np.empty(m, dtype=np.int64)
+    fold[rng.permutation(m1)] = (offset + np.arange(m1)) % n_splits
+    fold[m1 + rng.permutation(m2)] = (offset + m1 + np.arange(m2)) % n_splits
+
+    n = constraints.n_samples
+    pairs = np.vstack([constraints.must_link, constraints.cannot_link])
+    is_ml = np.arange(m) < m1
+    out = []
+    for f in range(n_splits):
+        held = fold == f
+        comp = _ml_components(pairs[~held & is_ml], n)
+        cl_train = pairs[~held & ~is_ml]
+        a, b = comp[cl_train[:, 0]], comp[cl_train[:, 1]]
+        cl_keys = np.minimum(a, b) * n + np.maximum(a, b)
+        test = np.flatnonzero(held)
+        ci, cj = comp[pairs[test, 0]], comp[pairs[test, 1]]
+        implied = np.where(
+            is_ml[test],
+            ci == cj,
+            np.isin(np.minimum(ci, cj) * n + np.maximum(ci, cj), cl_keys),
+        )
+        if implied.all():
+            raise ValueError(
+                f"fold {f} of {n_splits} has no held-out constraint that the other folds' "
+                "transitive closure does not already imply; use fewer folds or less "
+                "redundant constraints (all the pairs among a labelled subset of points, as "
+                "Constraints.from_labeled_subset draws, imply one another and cannot be "
+                "cross-validated pair by pair)."
+            )
+        train = np.sort(np.concatenate([np.flatnonzero(~held), test[implied]]))
+        out.append((train, test[~implied]))
+    return out
+
+
+# --------------------------------------------------------------------------- fitting
+def _n_samples(X) -> int:
+    shape = getattr(X, "shape", None)
+    if shape is not None and len(shape) >= 1:
+        return int(shape[0])
+    return len(X)
+
+
+def _seed_if_unset(estimator, seed: int | None):
+    if seed is not None:
+        params = estimator.get_params(deep=False)
+        if "random_state" in params and params["random_state"] is None:
+            estimator.set_params(random_state=seed)
+    return estimator
+
+
+def _fit_and_score(template, data, train, test, seed, scorer, error_score):
+    """Fit a clone of ``template`` on ``data`` and the training pairs, score on the test
+    pairs. Returns ``(score, fit_time, error message or None)``."""
+    estimator = _seed_if_unset(clone(template), seed)
+    t0 = time.perf_counter()
+    try:
+        with warnings.catch_warnings():
+            # degenerate partitions / disconnected graphs are what the score measures
+            warnings.simplefilter("ignore")
+            estimator.fit(data, constraints=train)
+    except Exception as exc:
+        if isinstance(error_score, str):  # "raise"
+            raise
+        return float(error_score), time.perf_counter() - t0, f"{type(exc).__name__}: {exc}"
+    fit_time = time.perf_counter() - t0
+    return float(scorer(estimator.labels_, test)), fit_time, None
+
+
+# --------------------------------------------------------------------------- search
+class ConstraintSearchCV(BaseEstimator):
+    """Exhaustive parameter search scored by cross-validation over the constraints.
+
+    The constraints are split into ``cv`` folds (:func:`constraint_folds`); every
+    candidate is fitted once per fold on **all the points** with the training pairs, and
+    its partition is scored on the held-out pairs. The candidate with the best mean score
+    is refitted on all the constraints.
+
+    Parameters
+    ----------
+    estimator : estimator instance
+        A spectralink estimator (``fit(X, constraints=...)``, ``labels_``); the base of
+        every candidate without an ``"estimator"`` entry, and the source of
+        ``n_clusters`` for methods given by name.
+    param_grid : dict or list of dicts
+        As :class:`sklearn.model_selection.ParameterGrid`. The key ``"estimator"`` takes
+        estimator instances or registry names (:func:`spectralink.methods.get_method`;
+        built with the base estimator's ``n_clusters``) to search across methods; the
+        other keys are set with ``clone(est).set_params(**params)``. A ``"sigma"`` value
+        may be a :class:`RelativeSigma` (see :func:`relative_sigmas`), a multiple of the
+        default bandwidth r of that candidate's ``n_neighbors``.
+    cv : int, default=5
+        Number of folds over the constraints, >= 2.
+    scoring : {"balanced", "accuracy"} or callable, default="balanced"
+        ``"balanced"``: :func:`balanced_constraint_score`; ``"accuracy"``:
+        :func:`constraint_accuracy`; a callable ``(labels, test_constraints) -> float``.
+        Higher is better.
+    refit : bool, default=True
+        Refit the best candidate on all the constraints (``best_estimator_``,
+        ``labels_``).
+    n_jobs : int or None, default=None
+        Fits run in parallel through joblib. Results do not depend on it.
+    random_state : int, RandomState or None, default=None
+        Seeds the folds and, up front, one seed per fold (shared by all candidates, so
+        they are compared on the same random draws) and one for the refit, given to every
+        estimator whose ``random_state`` is None.
+    verbose : int, default=0
+        Show a tqdm progress bar over the fits when > 0.
+    error_score : "raise" or float, default=np.nan
+        Score of a fit that raises. ``"raise"`` re-raises. Some fits failing gives a
+        :class:`sklearn.exceptions.FitFailedWarning`; all failing, a ``ValueError``.
+
+    Attributes
+    ----------
+    cv_results_ : dict of arrays
+        As scikit-learn's: ``params``, ``param_<name>`` (masked object arrays),
+        ``split<i>_test_score``, ``mean_test_score``, ``std_test_score``,
+        ``rank_test_score``, ``mean_fit_time``, ``std_fit_time``.
+    best_index_ : int
+        Candidate with the highest mean score; ties go to the **earlier** candidate in
+        grid order (list an unconstrained reference such as NCut first to prefer it).
+        Candidates with a ``nan`` mean are never chosen.
+    best_params_ : dict
+        ``cv_results_["params"][best_index_]`` (a relative sigma stays relative here).
+    best_score_ : float
+    best_estimator_ : estimator
+        With ``refit=True``: ``clone(estimator).set_params(**best_params_)`` (sigma
+        resolved to a float), fitted on ``X`` with all the constraints.
+    labels_ : ndarray of shape (n_samples,)
+        ``best_estimator_.labels_``.
+    n_splits_ : int
+    sigma_scales_ : dict
+        ``{n_neighbors: r}`` for every k-NN search the search ran.
+
+    Notes
+    -----
+    **Shared graphs.** A candidate that builds the library's k-NN Gaussian graph
+    (``affinity="knn"``, standard ``_affinity``, precomputed graphs accepted) is fitted
+    with ``affinity="precomputed"`` on a graph built once: the neighbour search
+    (:func:`spectralink.graph.kneighbors`) runs once per distinct ``n_neighbors`` and
+    :func:`spectralink.graph.gaussian_knn_graph` once per distinct ``(n_neighbors,
+    sigma)``, shared by all candidates and folds (the graph does not depend on the
+    constraints). The refit runs on the features like a user's own fit (one more
+    neighbour search). Above :data:`spectralink.graph.ANN_THRESHOLD` points the shared
+    approximate search is seeded from ``random_state``, not the estimator's.
+
+    Warnings raised by the fits inside the cross-validation (degenerate partitions,
+    disconnected graphs) are silenced: the score is what judges them. The refit warns.
+
+    References
+    ----------
+    Pourrajabi, M., Moulavi, D., Campello, R. J. G. B., Zimek, A., & Sander, J. (2014).
+    Model selection for semi-supervised clustering. EDBT.
+    Van Craenendonck, T., & Blockeel, H. (2017). Constraint-based clustering selection.
+    Machine Learning 106(9-10).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_blobs
+    >>> from spectralink import Constraints, NCut
+    >>> from spectralink.model_selection import ConstraintSearchCV, relative_sigmas
+    >>> X, y = make_blobs(60, centers=3, random_state=0)
+    >>> c = Constraints.from_labels(y, 40, random_state=0)
+    >>> search = ConstraintSearchCV(
+    ...     NCut(3, n_neighbors=10), {"sigma": relative_sigmas([0.5, 1, 2])}, cv=3,
+    ...     random_state=0).fit(X, constraints=c)
+    >>> search.labels_.shape
+    (60,)
+    """
+
+    def __init__(
+        self,
+        estimator,
+        param_grid,
+        *,
+        cv: int = 5,
+        scoring: str | Callable[[Any, Constraints], float] = "balanced",
+        refit: bool = True,
+        n_jobs: int | None = None,
+        random_state=None,
+        verbose: int = 0,
+        error_score: str | float = np.nan,
+    ) -> None:
+        self.estimator = estimator
+        self.param_grid = param_grid
+        self.cv = cv
+        self.scoring = scoring
+        self.refit = refit
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+        self.error_score = error_score
+
+    # ------------------------------------------------------------------ helpers
+    def _candidates(self) -> tuple[list[dict], list]:
+        """Grid points and the (unfitted) estimator of each, params set."""
+        if not hasattr(self.estimator, "get_params"):
+            raise TypeError(
+                f"estimator must be an estimator instance, got {type(self.estimator).__name__}."
+            )
+        grid = self.param_grid
+        if not isinstance(grid, (Mapping, Sequence)) or isinstance(grid, str):
+            raise TypeError("param_grid must be a dict or a list of dicts.")
+        params_list = list(ParameterGrid(grid))
+        if not params_list:
+            raise ValueError("param_grid has no candidate.")
+        base_k = self.estimator.get_params(deep=False).get("n_clusters")
+        estimators = []
+        for params in params_list:
+            rest = dict(params)
+            spec = rest.pop("estimator", self.estimator)
+            if isinstance(spec, str):
+                cls = get_method(spec)
+                est = cls() if base_k is None else cls(n_clusters=base_k)
+            elif hasattr(spec, "get_params"):
+                est = clone(spec)
+            else:
+                raise TypeError(
+                    f"param_grid 'estimator' values must be estimators or method names, got "
+                    f"{spec!r}."
+                )
+            estimators.append(est.set_params(**rest))
+        return params_list, estimators
+
+    def _neighbors(self, X, k: int):
+        """Cached k-NN search of the features for ``k`` neighbours (k clipped to n - 1)."""
+        if k not in self._knn_cache:
+            if self._features is None:
+                self._features = check_features(X)
+            dist, ind = _graph.kneighbors(self._features, k, random_state=self._knn_seed)
+            self._knn_cache[k] = (dist, ind, _graph.sigma_from_distances(dist))
+        return self._knn_cache[k]
+
+    def _prepare(self, X, estimator):
+        """``(cv_template, cv_data, feature_estimator)`` of one candidate."""
+        n = _n_samples(X)
+        params = estimator.get_params(deep=False)
+        key = shareable_knn_graph(estimator)
+        try:
+            if key is not None:
+                n_neighbors, sigma = key
+                k = min(int(n_neighbors), n - 1)
+                dist, ind, r = self._neighbors(X, k)
+                if sigma is None:
+                    value = r
+                elif isinstance(sigma, RelativeSigma):
+                    value = sigma.resolve(r)
+                else:
+                    value = float(sigma)
+                feature_est = clone(estimator)
+                if isinstance(sigma, RelativeSigma):
+                    feature_est.set_params(sigma=value)
+                if (k, value) not in self._graphs:
+                    self._graphs[(k, value)] = _graph.gaussian_knn_graph(dist, ind, value)
+                template = clone(feature_est).set_params(affinity="precomputed")
+                return template, self._graphs[(k, value)], feature_est
+            if isinstance(params.get("sigma"), RelativeSigma) and "n_neighbors" in params:
+                k = min(int(params["n_neighbors"]), n - 1)
+                r = self._neighbors(X, k)[2]
+                estimator = clone(estimator).set_params(sigma=params["sigma"].resolve(r))
+        except Exception:  # left to the candidate's own fit, scored error_score
+            pass
+        return estimator, X, estimator
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, X, y=None, constraints=None) -> ConstraintSearchCV:
+        """Run the search, then refit the best candidate when ``refit=True``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or (n_samples, n_samples)
+            What the candidates' ``fit`` takes (features, or an affinity when they are
+            ``affinity="precomputed"``).
+        y : None
+            Ignored. Pass the constraints by keyword.
+        constraints : Constraints or (must_link, cannot_link) pair
+            Required and non-empty.
+
+        Returns
+        -------
+        self
+        """
+        if isinstance(y, Constraints) or (isinstance(y, tuple) and len(y) == 2):
+            raise TypeError("pass constraints by keyword: fit(X, constraints=...).")
+        n_splits = _check_n_splits(self.cv)
+        scorer = _check_scoring(self.scoring)
+        error_score = self.error_score
+        if not (
+            (isinstance(error_score, str) and error_score == "raise")
+            or (isinstance(error_score, numbers.Real) and not isinstance(error_score, bool))
+        ):
+            raise ValueError(f"error_score must be 'raise' or a number, got {error_score!r}.")
+        if constraints is None:
+            raise ValueError(
+                "ConstraintSearchCV needs constraints: fit(X, constraints=...) with at least "
+                "cv must-link / cannot-link pairs."
+            )
+        n = _n_samples(X)
+        cons = as_constraints(constraints, n)
+        params_list, estimators = self._candidates()
+
+        rng = check_random_state(self.random_state)
+        fold_seed = int(rng.randint(_SEED_MAX))
+        self._knn_seed = int(rng.randint(_SEED_MAX))
+        fit_seeds = [int(s) for s in rng.randint(_SEED_MAX, size=n_splits)]
+        refit_seed = int(rng.randint(_SEED_MAX))
+
+        folds = constraint_folds(cons, n_splits, random_state=fold_seed)
+        splits = [(_pairs_subset(cons, tr), _pairs_subset(cons, te)) for tr, te in folds]
+
+        self._features, self._knn_cache, self._graphs = None, {}, {}
+        try:
+            prepared = [self._prepare(X, est) for est in estimators]
+        finally:
+            self._features = None
+        self.sigma_scales_ = {k: v[2] for k, v in self._knn_cache.items()}
+        self._knn_cache, self._graphs = {}, {}
+
+        tasks = [
+            delayed(_fit_and_score)(template, data, train, test, fit_seeds[f], scorer, error_score)
+            for template, data, _ in prepared
+            for f, (train, test) in enumerate(splits)
+        ]
+        out = Parallel(n_jobs=self.n_jobs, return_as="generator")(tasks)
+        if self.verbose:
+            from tqdm.auto import tqdm
+
+            out = tqdm(out, total=len(tasks), desc="ConstraintSearchCV", unit="fit")
+        results = list(out)
+
+        n_cand = len(params_list)
+        scores = np.array([r[0] for r in results], dtype=float).reshape(n_cand, n_splits)
+        times = np.array([r[1] for r in results], dtype=float).reshape(n_cand, n_splits)
+        errors = [r[2] for r in results if r[2] is not None]
+        if len(errors) == len(results):
+            raise ValueError(f"all {len(results)} fits failed; the first error was: {errors[0]}")
+        if errors:
+            warnings.warn(
+                f"{len(errors)} of {len(results)} fits failed and were scored "
+                f"error_score={error_score!r}; the first error was: {errors[0]}",
+                FitFailedWarning,
+                stacklevel=2,
+            )
+
+        self.cv_results_ = self._format_results(params_list, scores, times)
+        self.n_splits_ = n_splits
+        means = self.cv_results_["mean_test_score"]
+        if np.all(np.isnan(means)):
+            raise ValueError(
+                "no candidate has a finite mean score (a fit failed or scored nan in every "
+                f"candidate); the first error was: {errors[0] if errors else 'none'}"
+            )
+        self.best_index_ = int(np.nanargmax(means))  # first maximum: earlier candidate wins
+        self.best_params_ = params_list[self.best_index_]
+        self.best_score_ = float(means[self.best_index_])
+        if self.refit:
+            best = _seed_if_unset(clone(prepared[self.best_index_][2]), refit_seed)
+            self.best_estimator_ = best.fit(X, constraints=cons)
+            self.labels_ = self.best_estimator_.labels_
+        return self
+
+    def fit_predict(self, X, y=None, constraints=None) -> np.ndarray:
+        """Run the search and return the refitted best candidate's ``labels_``."""
+        if not self.refit:
+            raise ValueError("fit_predict needs refit=True.")
+        return self.fit(X, y, constraints=constraints).labels_
+
+    @staticmethod
+    def _format_results(params_list, scores, times) -> dict:
+        n_cand, n_splits = scores.shape
+        results: dict[str, Any] = {"params": params_list}
+        names = sorted({name for p in params_list for name in p})
+        for name in names:
+            col = np.ma.MaskedArray(np.empty(n_cand, dtype=object), mask=True)
+            for i, p in enumerate(params_list):
+                if name in p:
+                    col[i] = p[name]
+            results[f"param_{name}"] = col
+        for f in range(n_splits):
+            results[f"split{f}_test_score"] = scores[:, f]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # nan rows (failed fits)
+            mean = scores.mean(axis=1)
+            std = scores.std(axis=1)
+        results["mean_test_score"] = mean
+        results["std_test_score"] = std
+        # scikit-learn's convention: equal scores share the best rank, nan ranks last
+        filled = np.where(np.isnan(mean), -np.inf, mean)
+        results["rank_test_score"] = rankdata(-filled, method="min").astype(np.int32)
+        results["mean_fit_time"] = times.mean(axis=1)
+        results["std_fit_time"] = times.std(axis=1)
+        return results

@@ -1,0 +1,341 @@
+"""Tests of the constraint cross-validation search (model_selection.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_blobs
+from sklearn.exceptions import FitFailedWarning
+
+import spectralink.graph as graph_module
+from spectralink import Constraints
+from spectralink.graph import kneighbors, sigma_from_distances
+from spectralink.methods.ccsr import CCSR
+from spectralink.methods.ncut import NCut
+from spectralink.model_selection import (
+    ConstraintSearchCV,
+    RelativeSigma,
+    balanced_constraint_score,
+    constraint_accuracy,
+    constraint_folds,
+    relative_sigmas,
+)
+
+
+@pytest.fixture(scope="module")
+def blobs():
+    X, y = make_blobs(n_samples=90, centers=3, cluster_std=2.5, random_state=3)
+    cons = Constraints.from_labels(y, 60, random_state=1)
+    return X, y, cons
+
+
+def _implied(train: Constraints, test: Constraints) -> np.ndarray:
+    """Independent check: which test pairs the training pairs' closure implies."""
+    comp = train.ml_components
+    ml_implied = comp[test.must_link[:, 0]] == comp[test.must_link[:, 1]]
+    cl_comp = {frozenset((int(comp[i]), int(comp[j]))) for i, j in train.cannot_link}
+    cl_implied = np.array(
+        [frozenset((int(comp[i]), int(comp[j]))) in cl_comp for i, j in test.cannot_link],
+        dtype=bool,
+    )
+    return np.concatenate([ml_implied, cl_implied])
+
+
+def _subset(cons: Constraints, index) -> Constraints:
+    m1 = cons.n_must_link
+    index = np.asarray(index)
+    return Constraints(
+        cons.must_link[index[index < m1]],
+        cons.cannot_link[index[index >= m1] - m1],
+        n_samples=cons.n_samples,
+    )
+
+
+# --------------------------------------------------------------------------- folds
+def test_folds_hold_out_each_pair_once_and_never_an_implied_one():
+    # many pairs on few points: the closure implies a lot, so pairs do get moved
+    y = np.repeat([0, 1, 2], 10)
+    cons = Constraints.from_labels(y, 90, random_state=0)
+    m = len(cons)
+    folds = constraint_folds(cons, 3, random_state=0)
+    assert len(folds) == 3
+    held_count = np.zeros(m, dtype=int)
+    for train, test in folds:
+        assert np.array_equal(np.sort(train), train) and np.array_equal(np.sort(test), test)
+        assert len(np.intersect1d(train, test)) == 0
+        assert np.array_equal(np.union1d(train, test), np.arange(m))
+        held_count[test] += 1
+        tr, te = _subset(cons, train), _subset(cons, test)
+        assert not _implied(tr, te).any()
+        assert len(test) > 0
+    assert held_count.max() == 1
+    moved = np.flatnonzero(held_count == 0)
+    assert len(moved) > 0  # the leakage rule did act on this data
+    # a pair held out nowhere was implied by the other folds of its own fold's training
+    fold_sizes = [len(te) for _, te in folds]
+    assert sum(fold_sizes) + len(moved) == m
+
+
+def test_folds_stratified_and_balanced_without_leakage():
+    y = np.repeat(np.arange(4), 100)
+    cons = Constraints.from_labels(y, 50, random_state=2)  # sparse: nothing implied
+    folds = constraint_folds(cons, 5, random_state=0)
+    sizes = [len(te) for _, te in folds]
+    assert sum(sizes) == len(cons)
+    assert max(sizes) - min(sizes) <= 1
+    m1 = cons.n_must_link
+    assert cons.n_must_link >= 5 and cons.n_cannot_link >= 5
+    for _, test in folds:
+        assert np.any(test < m1) and np.any(test >= m1)
+
+
+def test_folds_deterministic():
+    y = np.repeat(np.arange(3), 20)
+    cons = Constraints.from_labels(y, 40, random_state=0)
+    a = constraint_folds(cons, 4, random_state=7)
+    b = constraint_folds(cons, 4, random_state=7)
+    c = constraint_folds(cons, 4, random_state=8)
+    for (tr1, te1), (tr2, te2) in zip(a, b, strict=True):
+        assert np.array_equal(tr1, tr2) and np.array_equal(te1, te2)
+    assert any(not np.array_equal(t1, t2) for (_, t1), (_, t2) in zip(a, c, strict=True))
+
+
+def test_folds_errors():
+    empty = Constraints(n_samples=10)
+    with pytest.raises(ValueError, match="needs constraints"):
+        constraint_folds(empty, 3)
+    few = Constraints([(0, 1)], [(2, 3)], n_samples=10)
+    with pytest.raises(ValueError, match="at least 3 constraints"):
+        constraint_folds(few, 3)
+    for bad in (1, 0, True, 2.0):
+        with pytest.raises(ValueError, match="cv must be an integer >= 2"):
+            constraint_folds(few, bad)
+    # every pair of a clique is implied by the others: a fold with nothing left to score
+    clique = Constraints([(0, 1), (1, 2), (0, 2)], n_samples=3)
+    with pytest.raises(ValueError, match="no held-out constraint"):
+        constraint_folds(clique, 3, random_state=0)
+
+
+# --------------------------------------------------------------------------- scores
+def test_scores_on_hand_made_case():
+    labels = np.array([0, 0, 1, 1])
+    cons = Constraints([(0, 1), (1, 2)], [(0, 3), (1, 3), (2, 3)], n_samples=4)
+    # must-links: 1 of 2 satisfied; cannot-links: 2 of 3
+    assert balanced_constraint_score(labels, cons) == pytest.approx((1 / 2 + 2 / 3) / 2)
+    assert constraint_accuracy(labels, cons) == pytest.approx(3 / 5)
+    only_ml = Constraints([(0, 1), (0, 2)], n_samples=4)
+    assert balanced_constraint_score(labels, only_ml) == pytest.approx(0.5)
+    only_cl = Constraints(cannot_link=[(0, 3), (2, 3)], n_samples=4)
+    assert balanced_constraint_score(labels, only_cl) == pytest.approx(0.5)
+    with pytest.raises(ValueError, match="no constraints"):
+        balanced_constraint_score(labels, Constraints(n_samples=4))
+
+
+def test_relative_sigma():
+    assert relative_sigmas([0.5, 2]) == [RelativeSigma(0.5), RelativeSigma(2.0)]
+    assert RelativeSigma(0.5).resolve(4.0) == 2.0
+    assert repr(RelativeSigma(0.5)) == "0.5r"
+    for bad in (0, -1, np.inf, "1"):
+        with pytest.raises(ValueError, match="positive and finite"):
+            RelativeSigma(bad)
+
+
+# --------------------------------------------------------------------------- search
+def test_sigma_grid_shares_one_neighbour_search_and_avoids_absurd_sigma(blobs, monkeypatch):
+    X, _, cons = blobs
+    calls = {"knn": 0, "graph": 0}
+    real_knn, real_graph = graph_module.kneighbors, graph_module.gaussian_knn_graph
+
+    def counting_knn(*args, **kwargs):
+        calls["knn"] += 1
+        return real_knn(*args, **kwargs)
+
+    def counting_graph(*args, **kwargs):
+        calls["graph"] += 1
+        return real_graph(*args, **kwargs)
+
+    monkeypatch.setattr(graph_module, "kneighbors", counting_knn)
+    monkeypatch.setattr(graph_module, "gaussian_knn_graph", counting_graph)
+    factors = [1e-3, 0.5, 1.0, 2.0]
+    search = ConstraintSearchCV(
+        NCut(3, n_neighbors=10),
+        {"sigma": relative_sigmas(factors)},
+        cv=3,
+        refit=False,
+        random_state=0,
+    ).fit(X, constraints=cons)
+    assert calls == {"knn": 1, "graph": len(factors)}  # once, not once per candidate x fold
+    assert search.best_params_["sigma"] != RelativeSigma(1e-3)
+    assert search.cv_results_["rank_test_score"][0] == len(factors)
+    assert not hasattr(search, "best_estimator_") and not hasattr(search, "labels_")
+
+    # the refit runs on the features like a user's own fit: one more neighbour search
+    calls["knn"] = 0
+    search.set_params(refit=True).fit(X, constraints=cons)
+    assert calls["knn"] == 2
+    r = sigma_from_distances(real_knn(X, 10)[0])
+    assert search.sigma_scales_ == {10: pytest.approx(r)}
+    best = search.best_estimator_
+    assert best.affinity == "knn"
+    assert best.sigma == pytest.approx(search.best_params_["sigma"].factor * r)
+
+
+def test_relative_sigma_one_equals_default(blobs):
+    X, _, cons = blobs
+    search = ConstraintSearchCV(
+        NCut(3, n_neighbors=10),
+        {"sigma": [None, RelativeSigma(1.0)]},
+        cv=3,
+        refit=False,
+        random_state=0,
+    ).fit(X, constraints=cons)
+    s = search.cv_results_
+    for f in range(3):
+        assert s[f"split{f}_test_score"][0] == s[f"split{f}_test_score"][1]
+
+
+def test_shared_graph_fit_matches_feature_fit(blobs):
+    X, _, cons = blobs
+    dist, ind = kneighbors(X, 10)
+    sigma = 0.7 * sigma_from_distances(dist)
+    W = graph_module.gaussian_knn_graph(dist, ind, sigma)
+    a = NCut(3, n_neighbors=10, sigma=sigma, random_state=4).fit(X, constraints=cons)
+    b = NCut(3, affinity="precomputed", random_state=4).fit(W, constraints=cons)
+    assert np.array_equal(a.labels_, b.labels_)
+
+
+def test_estimator_key_search_and_cv_results(blobs):
+    X, _, cons = blobs
+    grid = [
+        {"estimator": ["ncut"]},
+        {"estimator": [CCSR(3, n_neighbors=10)], "sigma": relative_sigmas([0.5, 1.0])},
+    ]
+    search = ConstraintSearchCV(NCut(3, n_neighbors=10), grid, cv=3, random_state=0)
+    search.fit(X, constraints=cons)
+    res = search.cv_results_
+    n_cand = 3
+    expected = {
+        "params",
+        "param_estimator",
+        "param_sigma",
+        "split0_test_score",
+        "split1_test_score",
+        "split2_test_score",
+        "mean_test_score",
+        "std_test_score",
+        "rank_test_score",
+        "mean_fit_time",
+        "std_fit_time",
+    }
+    assert set(res) == expected
+    for key in expected - {"params"}:
+        assert len(res[key]) == n_cand
+    assert isinstance(res["param_sigma"], np.ma.MaskedArray)
+    assert list(res["param_sigma"].mask) == [True, False, False]
+    assert res["param_estimator"][0] == "ncut"
+    assert search.n_splits_ == 3
+    assert 0 <= search.best_index_ < n_cand
+    assert search.best_params_ == res["params"][search.best_index_]
+    assert search.best_score_ == res["mean_test_score"][search.best_index_]
+    assert res["rank_test_score"][search.best_index_] == 1
+    assert np.array_equal(search.best_estimator_.labels_, search.labels_)
+    assert search.best_estimator_.n_clusters == 3
+    assert np.all((res["mean_test_score"] >= 0) & (res["mean_test_score"] <= 1))
+    # a method by name takes the base estimator's n_clusters
+    by_name = ConstraintSearchCV(NCut(4), {"estimator": ["ncut"]}, cv=3, random_state=0)
+    assert by_name.fit(X, constraints=cons).best_estimator_.n_clusters == 4
+
+
+def test_n_jobs_and_determinism(blobs):
+    X, _, cons = blobs
+    grid = {"sigma": relative_sigmas([0.5, 1.0]), "n_neighbors": [8, 12]}
+
+    def run(n_jobs):
+        return ConstraintSearchCV(CCSR(3), grid, cv=3, n_jobs=n_jobs, random_state=5).fit(
+            X, constraints=cons
+        )
+
+    a, b, c = run(1), run(2), run(1)
+    for other in (b, c):
+        for key in ("mean_test_score", "split0_test_score", "split2_test_score"):
+            np.testing.assert_array_equal(a.cv_results_[key], other.cv_results_[key])
+        assert a.best_index_ == other.best_index_
+        assert np.array_equal(a.labels_, other.labels_)
+        assert a.best_estimator_.random_state == other.best_estimator_.random_state
+    assert a.best_estimator_.random_state is not None  # seeded from the search
+
+
+def test_ties_prefer_earlier_candidate_and_callable_scoring(blobs):
+    X, _, cons = blobs
+    seen = []
+
+    def constant(labels, test):
+        seen.append(isinstance(test, Constraints) and len(labels) == X.shape[0])
+        return 0.5
+
+    search = ConstraintSearchCV(
+        NCut(3, n_neighbors=10),
+        {"sigma": relative_sigmas([2.0, 1.0])},
+        cv=3,
+        scoring=constant,
+        random_state=0,
+    ).fit(X, constraints=cons)
+    assert all(seen) and len(seen) == 6
+    assert search.best_index_ == 0
+    assert list(search.cv_results_["rank_test_score"]) == [1, 1]
+
+
+def test_accuracy_scoring_and_pair_constraints(blobs):
+    X, _, cons = blobs
+    search = ConstraintSearchCV(
+        NCut(3, n_neighbors=10), {"sigma": [None]}, cv=3, scoring="accuracy", random_state=0
+    ).fit(X, constraints=(cons.must_link, cons.cannot_link))
+    assert 0 <= search.best_score_ <= 1
+
+
+def test_failed_fits(blobs):
+    X, _, cons = blobs
+    grid = {"n_neighbors": [0, 10]}  # n_neighbors=0 raises in every fit
+    with pytest.warns(FitFailedWarning, match="3 of 6 fits failed"):
+        search = ConstraintSearchCV(NCut(3), grid, cv=3, random_state=0).fit(X, constraints=cons)
+    assert np.isnan(search.cv_results_["mean_test_score"][0])
+    assert search.best_index_ == 1
+    assert list(search.cv_results_["rank_test_score"]) == [2, 1]
+    with pytest.warns(FitFailedWarning):
+        search = ConstraintSearchCV(NCut(3), grid, cv=3, error_score=-1.0, random_state=0)
+        search.fit(X, constraints=cons)
+    assert search.cv_results_["mean_test_score"][0] == -1.0
+    with pytest.raises(ValueError, match="n_neighbors"):
+        ConstraintSearchCV(NCut(3), grid, cv=3, error_score="raise").fit(X, constraints=cons)
+    with pytest.raises(ValueError, match="all 3 fits failed"):
+        ConstraintSearchCV(NCut(3), {"n_neighbors": [0]}, cv=3).fit(X, constraints=cons)
+
+
+def test_bad_inputs(blobs):
+    X, _, cons = blobs
+    base = NCut(3, n_neighbors=10)
+    grid = {"sigma": [None]}
+    with pytest.raises(ValueError, match="needs constraints"):
+        ConstraintSearchCV(base, grid).fit(X)
+    with pytest.raises(ValueError, match="needs constraints"):
+        ConstraintSearchCV(base, grid).fit(X, constraints=Constraints(n_samples=len(X)))
+    with pytest.raises(ValueError, match="cv must be an integer >= 2"):
+        ConstraintSearchCV(base, grid, cv=1).fit(X, constraints=cons)
+    with pytest.raises(ValueError, match="scoring must be"):
+        ConstraintSearchCV(base, grid, scoring="ari").fit(X, constraints=cons)
+    with pytest.raises(TypeError, match="by keyword"):
+        ConstraintSearchCV(base, grid).fit(X, cons)
+    with pytest.raises(TypeError, match="by keyword"):
+        ConstraintSearchCV(base, grid).fit(X, (cons.must_link, cons.cannot_link))
+    few = Constraints([(0, 1)], [(0, 50)], n_samples=len(X))
+    with pytest.raises(ValueError, match="at least 5 constraints"):
+        ConstraintSearchCV(base, grid).fit(X, constraints=few)
+    with pytest.raises(ValueError, match="error_score"):
+        ConstraintSearchCV(base, grid, error_score="ignore").fit(X, constraints=cons)
+    with pytest.raises(ValueError, match="unknown method"):
+        ConstraintSearchCV(base, {"estimator": ["nope"]}).fit(X, constraints=cons)
+    with pytest.raises(ValueError, match="Invalid parameter"):
+        ConstraintSearchCV(base, {"no_such_param": [1]}).fit(X, constraints=cons)
+    # __init__ only stores
+    search = ConstraintSearchCV(base, "not validated yet", cv="nor this")
+    assert search.get_params()["cv"] == "nor this"
