@@ -40,6 +40,7 @@ from . import graph as _graph
 from .constraints import Constraints, as_constraints
 from .methods import get_method
 from .methods._base import check_features, shareable_knn_graph
+from .metrics import violated_fraction
 
 __all__ = [
     "ConstraintSearchCV",
@@ -148,7 +149,7 @@ def constraint_accuracy(labels, constraints: Constraints) -> float:
     """
     if constraints.is_empty:
         raise ValueError("cannot score a partition against no constraints.")
-    return float(np.mean(~constraints.violated(labels)))
+    return 1.0 - violated_fraction(labels, constraints)
 
 
 _SCORERS: dict[str, Callable[[Any, Constraints], float]] = {
