@@ -376,6 +376,8 @@ class FCSC(ConstrainedClusteringMixin):
         wine, 50 random pairs: errors 0.03-0.19 against NCut's 0.034), and with many
         cannot-links and outlying points they can concentrate on a few points
         (standardised segmentation, k = 7: one cluster of 2297 of 2310 points).
+        ``embedding_``, ``eigenvalues_``, ``costs_`` and ``beta_`` always describe FCSC's
+        solution.
     affinity_matrix_ : ndarray or sparse matrix of shape (n_samples, n_samples)
 
     Notes
