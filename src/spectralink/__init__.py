@@ -9,13 +9,22 @@ from __future__ import annotations
 
 from .constraints import Constraints
 from .methods import METHODS, get_method
+from .parallel import config_context, get_config, set_config
 from .similarity import learn_similarity
 
 __version__ = "0.1.0"
 
 _ESTIMATORS = {v.split(":")[1]: k for k, v in METHODS.items()}
 
-__all__ = ["Constraints", "get_method", "learn_similarity", *_ESTIMATORS]
+__all__ = [
+    "Constraints",
+    "config_context",
+    "get_config",
+    "get_method",
+    "learn_similarity",
+    "set_config",
+    *_ESTIMATORS,
+]
 
 
 def __getattr__(name: str):

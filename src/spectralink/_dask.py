@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .landmarks import (
+from ._landmark_blocks import (
     DEFAULT_CHUNK,
     _degree_block,
     _embed_block,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import csv
 import os
 import sys
@@ -99,6 +100,12 @@ def _build_parser() -> argparse.ArgumentParser:
         help="method parameter, repeatable (e.g. --param n_neighbors=10)",
     )
     p.add_argument("--random-state", type=int, default=0, metavar="S", help="seed (default: 0)")
+    p.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="print every stage with its time on stderr (progress bars for long stages)",
+    )
     p.add_argument(
         "-o",
         "--output",
@@ -442,7 +449,8 @@ def _cmd_cluster(args) -> int:
     est = cls(n_clusters=args.k, **params)
     if "random_state" not in params and "random_state" in est.get_params():
         est.set_params(random_state=args.random_state)
-    labels = np.asarray(est.fit(X, constraints=cons).labels_)
+    with _verbose(args.verbose):
+        labels = np.asarray(est.fit(X, constraints=cons).labels_)
 
     with atomic_write(out, "w", newline="") as fh:
         fh.write("label\n")
@@ -466,6 +474,31 @@ def _cmd_cluster(args) -> int:
         print(f"  violated   {violated_fraction(labels, cons):.4f}")
     print(f"labels written to {out}")
     return 0
+
+
+@contextlib.contextmanager
+def _verbose(enabled: bool):
+    """Stage lines of the ``spectralink`` logger on stderr, and the total, when enabled."""
+    if not enabled:
+        yield
+        return
+    import logging
+    import time
+
+    from .progress import logger
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("spectralink: %(message)s"))
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    t0 = time.perf_counter()
+    try:
+        yield
+        logger.info("%-12s %8.2f s", "total", time.perf_counter() - t0)
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
 
 
 def _compare_methods(args) -> dict[str, dict]:

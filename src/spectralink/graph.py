@@ -6,8 +6,9 @@ Li & Liu 2009) is the symmetric "or" k-NN graph with Gaussian weights
     w_ij = exp(-||x_i - x_j||^2 / (2 sigma^2))   if j in N_k(i) or i in N_k(j), else 0,
 
 with zero diagonal and the default sigma = r, the mean distance to the k-th nearest
-neighbour; the papers scan the 9 values of :func:`sigma_grid`. Neighbours are exact
-(scikit-learn) up to ``ann_threshold`` points and approximate (PyNNDescent) above it.
+neighbour; the papers scan the 9 values of :func:`sigma_grid`. Neighbours come from
+:func:`spectralink.neighbors.kneighbors` (re-exported here): exact up to ``ANN_THRESHOLD``
+points, approximate with a calibrated recall above it.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
 from .exceptions import DisconnectedGraphWarning
+from .neighbors import ANN_THRESHOLD, kneighbors
 
 __all__ = [
     "ANN_THRESHOLD",
@@ -35,85 +37,6 @@ __all__ = [
     "sigma_from_distances",
     "sigma_grid",
 ]
-
-#: Above this many points :func:`kneighbors` uses approximate neighbours by default.
-ANN_THRESHOLD = 50_000
-
-
-def kneighbors(
-    X: np.ndarray,
-    n_neighbors: int,
-    *,
-    method: str = "auto",
-    random_state=None,
-    ann_threshold: int = ANN_THRESHOLD,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Distances and indices of the ``n_neighbors`` nearest neighbours of every row.
-
-    The point itself is excluded. ``method`` is ``"exact"`` (scikit-learn), ``"approximate"``
-    (PyNNDescent) or ``"auto"`` (exact up to ``ann_threshold`` points).
-
-    Returns
-    -------
-    dist : ndarray of shape (n_samples, n_neighbors), ascending along rows
-    ind : ndarray of shape (n_samples, n_neighbors)
-    """
-    n = X.shape[0]
-    if not 1 <= n_neighbors < n:
-        raise ValueError(
-            f"n_neighbors={n_neighbors} must be at least 1 and smaller than the number of "
-            f"samples ({n})."
-        )
-    if method not in ("auto", "exact", "approximate"):
-        raise ValueError(f"method must be 'auto', 'exact' or 'approximate', got {method!r}.")
-    if method == "auto":
-        method = "approximate" if n > ann_threshold else "exact"
-    if method == "approximate":
-        return _kneighbors_nndescent(X, n_neighbors, random_state)
-    from sklearn.neighbors import NearestNeighbors
-
-    # ask for one more neighbour and drop self; exact duplicates may put self second
-    nn = NearestNeighbors(n_neighbors=n_neighbors + 1).fit(X)
-    dist, ind = nn.kneighbors(X)
-    return _drop_self(dist, ind, n_neighbors)
-
-
-def _drop_self(dist: np.ndarray, ind: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    rows = np.arange(ind.shape[0])[:, None]
-    is_self = ind == rows
-    # rows where self was not returned (many duplicates): drop the last neighbour instead
-    missing = ~is_self.any(axis=1)
-    is_self[missing, -1] = True
-    keep = ~is_self
-    # exactly one True per row in is_self after the fix-up; boolean mask preserves order
-    first = np.argmax(is_self, axis=1)
-    if np.any(is_self.sum(axis=1) != 1):
-        keep = np.ones_like(is_self)
-        keep[rows[:, 0], first] = False
-    dist = dist[keep].reshape(ind.shape[0], k)
-    ind = ind[keep].reshape(ind.shape[0], k)
-    return dist, ind
-
-
-def _kneighbors_nndescent(X, n_neighbors, random_state):
-    try:
-        from pynndescent import NNDescent
-    except ImportError as exc:  # pragma: no cover - pynndescent is a dependency
-        raise ImportError(
-            "approximate neighbours need the 'pynndescent' package: pip install pynndescent"
-        ) from exc
-    seed = None if random_state is None else int(np.random.RandomState(random_state).randint(2**31))
-    index = NNDescent(
-        np.ascontiguousarray(X, dtype=np.float32),
-        n_neighbors=n_neighbors + 1,
-        random_state=seed,
-        n_jobs=-1 if seed is None else 1,
-        low_memory=True,
-        compressed=True,
-    )
-    ind, dist = index.neighbor_graph
-    return _drop_self(dist.astype(np.float64), ind.astype(np.int64), n_neighbors)
-
 
 def sigma_from_distances(dist: np.ndarray) -> float:
     """The papers' scale r: the mean over points of the distance to the k-th neighbour."""
@@ -163,8 +86,8 @@ def knn_affinity(
     n_neighbors : int, default=20
     sigma : float, default=None
         Gaussian bandwidth; ``None`` uses r, the mean distance to the k-th neighbour.
-    method : {"auto", "exact", "approximate"}, default="auto"
-        Neighbour search, see :func:`kneighbors`.
+    method : {"auto", "exact", "approximate", "nndescent", "sklearn"}, default="auto"
+        Neighbour search, see :func:`spectralink.neighbors.kneighbors`.
     random_state : int, RandomState or None
         Seed of the approximate search.
 
@@ -233,8 +156,14 @@ def positive_degrees(W: sp.spmatrix, method: str) -> np.ndarray:
     return d
 
 
-def check_connectivity(W: sp.spmatrix, *, warn: bool = True) -> tuple[int, np.ndarray]:
+def check_connectivity(
+    W: sp.spmatrix, *, n_clusters: int | None = None, warn: bool = True
+) -> tuple[int, np.ndarray]:
     """Connected components of ``W``; warn (``DisconnectedGraphWarning``) if more than one.
+
+    With at most ``n_clusters`` components the warning is information (each component
+    will lie in clusters of its own: well separated clusters are often exactly this);
+    with more, or ``n_clusters`` unknown, it advises connecting the graph.
 
     Returns ``(n_components, labels)``.
     """
@@ -243,13 +172,22 @@ def check_connectivity(W: sp.spmatrix, *, warn: bool = True) -> tuple[int, np.nd
         sizes = np.bincount(labels)
         n_iso = int(np.sum(degrees(W) == 0))
         iso = f", {n_iso} isolated point(s) given a unit self-loop" if n_iso else ""
-        warnings.warn(
+        found = (
             f"the affinity graph has {n_comp} connected components (largest {sizes.max()}, "
-            f"smallest {sizes.min()}){iso}; the spectral embedding keeps the components "
-            "apart (eigenvalue 0 is repeated). Increase n_neighbors or sigma to connect it.",
-            DisconnectedGraphWarning,
-            stacklevel=3,
+            f"smallest {sizes.min()}){iso}"
         )
+        if n_clusters is not None and n_comp <= n_clusters:
+            message = (
+                f"{found}, at most the {n_clusters} clusters asked for: no cluster will "
+                "span two components."
+            )
+        else:
+            more = f", more than the {n_clusters} clusters asked for" if n_clusters else ""
+            message = (
+                f"{found}{more}; the spectral embedding keeps the components apart "
+                "(eigenvalue 0 is repeated). Increase n_neighbors or sigma to connect it."
+            )
+        warnings.warn(message, DisconnectedGraphWarning, stacklevel=3)
     return n_comp, labels
 
 

@@ -26,6 +26,21 @@ import scipy.linalg as la
 import scipy.sparse as sp
 from sklearn.utils import check_random_state
 
+from ._landmark_blocks import (
+    DEFAULT_CHUNK,
+    SIGMA_RULES,
+    _degree_block,
+    _embed_block,
+    _gram_block,
+    _nearest_block,
+    gaussian_code_weights,
+    sigma_from_rule,
+    sparse_code,
+)
+from .neighbors import search
+from .parallel import limit_threads
+from .progress import stage
+
 __all__ = [
     "SIGMA_RULES",
     "LandmarkGraph",
@@ -41,14 +56,6 @@ __all__ = [
     "sigma_from_rule",
     "sparse_code",
 ]
-
-#: ``"mean_distance"``: SCACS (§5.2), sigma = mean ||x_j - u_i|| over all pairs.
-#: ``"mean_squared_distance"``: Cai's LSC code, sigma = mean ||x_j - u_i||^2.
-SIGMA_RULES = ("mean_distance", "mean_squared_distance")
-
-#: Rows of X per chunk; 8192 x 500 float64 distances is 33 MB.
-DEFAULT_CHUNK = 8192
-
 
 @dataclass
 class LandmarkGraph:
@@ -152,7 +159,8 @@ def select_landmarks(
         idx = np.sort(rng.choice(n, size=m, replace=False))
         sample = _take_rows(X, idx)
         km = KMeans(n_landmarks, n_init=1, max_iter=20, random_state=rng.randint(2**31 - 1))
-        return km.fit(sample).cluster_centers_.astype(np.float64), None
+        with limit_threads(60.0 * m * n_landmarks * sample.shape[1]):
+            return km.fit(sample).cluster_centers_.astype(np.float64), None
     raise ValueError(f"landmark init must be 'random' or 'kmeans', got {init!r}.")
 
 
@@ -161,66 +169,6 @@ def _take_rows(X, idx: np.ndarray) -> np.ndarray:
     if hasattr(rows, "compute"):
         rows = rows.compute()
     return np.asarray(rows, dtype=np.float64)
-
-
-# ------------------------------------------------------------------ per-chunk kernels
-def _nearest_block(Xc: np.ndarray, U: np.ndarray, r: int) -> tuple:
-    """r nearest landmarks of the rows of one chunk, plus sums of all n x p distances.
-
-    Returns ``(ind (m, r), sqdist (m, r), sum of distances, sum of squared distances)``;
-    the sums feed the bandwidth rules without keeping the chunk's m x p distances.
-    """
-    Xc = np.asarray(Xc)
-    if not np.all(np.isfinite(Xc)):
-        raise ValueError("X contains NaN or infinite values; remove or impute them first.")
-    dt = Xc.dtype if Xc.dtype in (np.float32, np.float64) else np.float64
-    Xc = Xc.astype(dt, copy=False)
-    # ||x||^2 - 2 x.u + ||u||^2 in X's precision (float32 MNIST: one fast GEMM and half
-    # the memory traffic); the r kept distances are recomputed exactly in float64 below
-    D2 = Xc @ U.astype(dt).T
-    D2 *= -2.0
-    D2 += np.einsum("ij,ij->i", Xc, Xc)[:, None]
-    D2 += np.einsum("ij,ij->i", U, U).astype(dt)[None, :]
-    np.maximum(D2, 0.0, out=D2)
-    total_sq = float(D2.sum(dtype=np.float64))
-    np.sqrt(D2, out=D2)
-    total = float(D2.sum(dtype=np.float64))
-    if r <= 8:
-        # r argmin passes (masking each winner) beat a per-row argpartition for small r
-        rows = np.arange(D2.shape[0])
-        ind = np.empty((D2.shape[0], r), dtype=np.int64)
-        for col in range(r):
-            ind[:, col] = D2.argmin(axis=1)
-            D2[rows, ind[:, col]] = np.inf
-    else:
-        ind = np.argpartition(D2, r - 1, axis=1)[:, :r]
-    sq = np.empty(ind.shape)
-    X64 = Xc.astype(np.float64, copy=False)  # once, not once per kept neighbour
-    for col in range(ind.shape[1]):
-        diff = X64 - U[ind[:, col]]
-        sq[:, col] = np.einsum("ij,ij->i", diff, diff)
-    order = np.argsort(sq, axis=1, kind="stable")
-    ind = np.take_along_axis(ind, order, axis=1)
-    sq = np.take_along_axis(sq, order, axis=1)
-    return ind.astype(np.int64), sq, total, total_sq
-
-
-def _gram_block(ind: np.ndarray, w: np.ndarray, p: int) -> np.ndarray:
-    """``Z_c Z_c^T`` (p x p) of one chunk of columns of Z."""
-    Zc = sparse_code(ind, w, p)
-    return np.asarray((Zc @ Zc.T).toarray())
-
-
-def _degree_block(ind: np.ndarray, w: np.ndarray, p: int) -> np.ndarray:
-    return np.bincount(ind.ravel(), weights=w.ravel(), minlength=p)
-
-
-def _embed_block(ind: np.ndarray, w: np.ndarray, M: np.ndarray) -> np.ndarray:
-    """Rows ``sum_l w[j, l] M[ind[j, l]]``: ``Z_c^T M`` without forming ``Z_c``."""
-    out = np.zeros((ind.shape[0], M.shape[1]))
-    for col in range(ind.shape[1]):
-        out += w[:, col : col + 1] * M[ind[:, col]]
-    return out
 
 
 def _chunks(n: int, chunk_size: int):
@@ -252,41 +200,6 @@ def nearest_landmarks(
         s1 += a
         s2 += b
     return ind, sq, s1 / (n * p), s2 / (n * p)
-
-
-def sigma_from_rule(mean_distance: float, mean_squared_distance: float, rule: str) -> float:
-    """Bandwidth from one of :data:`SIGMA_RULES` (SCACS §5.2, or Cai's LSC code)."""
-    if rule == "mean_distance":
-        sigma = mean_distance
-    elif rule == "mean_squared_distance":
-        sigma = mean_squared_distance
-    else:
-        raise ValueError(f"sigma_rule must be one of {SIGMA_RULES}, got {rule!r}.")
-    if not (np.isfinite(sigma) and sigma > 0):
-        raise ValueError(
-            "every point coincides with every landmark (mean distance 0); the landmark "
-            "bandwidth is undefined. Pass sigma explicitly or remove duplicate points."
-        )
-    return float(sigma)
-
-
-def gaussian_code_weights(sqdist: np.ndarray, sigma: float) -> np.ndarray:
-    """Eq. 3: ``K_sigma(x_j, u_i) / sum_{i' in rNB(j)} K_sigma(x_j, u_i')`` per row.
-
-    Computed relative to the nearest landmark (a common factor that cancels), so a
-    tiny ``sigma`` cannot underflow every weight of a row to zero.
-    """
-    rel = sqdist - sqdist[:, :1]
-    K = np.exp(-rel / (2.0 * sigma**2))
-    return K / K.sum(axis=1, keepdims=True)
-
-
-def sparse_code(nearest: np.ndarray, weights: np.ndarray, n_landmarks: int) -> sp.csc_matrix:
-    """``Z`` as a CSC matrix (p x n) with ``r`` entries per column."""
-    n, r = nearest.shape
-    return sp.csc_matrix(
-        (weights.ravel(), nearest.ravel(), np.arange(0, n * r + 1, r)), shape=(n_landmarks, n)
-    )
 
 
 def landmark_degrees(
@@ -331,7 +244,7 @@ def encode(X, graph: LandmarkGraph, *, chunk_size: int = DEFAULT_CHUNK):
 
         return dask_encode(X, graph, chunk_size=chunk_size)
     r = graph.nearest.shape[1]
-    ind, sq, _, _ = nearest_landmarks(X, graph.landmarks, r, chunk_size=chunk_size)
+    sq, ind = search(X, graph.landmarks, r, squared=True)
     return ind, gaussian_code_weights(sq, graph.sigma)
 
 
@@ -390,18 +303,21 @@ def build_landmark_graph(
         raise ValueError(f"sigma must be positive and finite, got {sigma!r}.")
     if sigma is None and sigma_rule not in SIGMA_RULES:
         raise ValueError(f"sigma_rule must be one of {SIGMA_RULES}, got {sigma_rule!r}.")
-    U, idx = select_landmarks(X, p, init=init, random_state=random_state)
-    if _is_dask(X):
-        from ._dask import dask_landmark_code
+    with stage("graph") as st:
+        st.detail = f"landmarks: {p} ({init}), {r} nearest per point"
+        U, idx = select_landmarks(X, p, init=init, random_state=random_state)
+        if _is_dask(X):
+            from ._dask import dask_landmark_code
 
-        ind, w, d, G, sig = dask_landmark_code(X, U, r, sigma, sigma_rule)
-    else:
-        ind, sq, mean_d, mean_sq = nearest_landmarks(X, U, r, chunk_size=chunk_size)
-        sig = sigma if sigma is not None else sigma_from_rule(mean_d, mean_sq, sigma_rule)
-        w = gaussian_code_weights(sq, sig)
-        d = landmark_degrees(ind, w, p)
-        G = landmark_gram(ind, w, p)
-    return _finish_graph(U, idx, ind, w, d, G, sig, "given" if sigma is not None else sigma_rule)
+            ind, w, d, G, sig = dask_landmark_code(X, U, r, sigma, sigma_rule)
+        else:
+            ind, sq, mean_d, mean_sq = nearest_landmarks(X, U, r, chunk_size=chunk_size)
+            sig = sigma if sigma is not None else sigma_from_rule(mean_d, mean_sq, sigma_rule)
+            w = gaussian_code_weights(sq, sig)
+            d = landmark_degrees(ind, w, p)
+            G = landmark_gram(ind, w, p)
+        rule = "given" if sigma is not None else sigma_rule
+        return _finish_graph(U, idx, ind, w, d, G, sig, rule)
 
 
 def _check_sizes(n: int, n_landmarks, n_nearest) -> tuple[int, int]:
@@ -447,7 +363,8 @@ def landmark_spectrum(S_hat: np.ndarray, *, rtol: float = 1e-10) -> tuple[np.nda
     eigenvalues : ndarray of shape (q,), descending, in (0, 1]
     eigenvectors : ndarray of shape (p, q)
     """
-    vals, vecs = la.eigh(S_hat)
+    with limit_threads(9.0 * S_hat.shape[0] ** 3):  # all eigenpairs: about 9 p^3 operations
+        vals, vecs = la.eigh(S_hat)
     vals, vecs = vals[::-1], vecs[:, ::-1]
     keep = vals > rtol * max(vals[0], 0.0)
     if not keep.any():

@@ -25,8 +25,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from .constraints import as_constraints
-from .graph import kneighbors, sigma_from_distances
+from .graph import sigma_from_distances
 from .methods._base import check_features
+from .neighbors import kneighbors
 from .solvers.simplex_qp import simplex_qp
 
 __all__ = ["learn_similarity", "local_gram", "pair_values"]
@@ -61,7 +62,7 @@ def local_gram(
         Neighbour indices of the ``m`` centre points.
     dist : ndarray of shape (m, k)
         Distances from each centre to its neighbours (as returned by
-        :func:`spectralink.graph.kneighbors`).
+        :func:`spectralink.neighbors.kneighbors`).
     centers : ndarray of shape (m,), default=None
         Row indices of the centre points ``x_i``; ``None`` means ``range(m)``.
     kernel : {"gaussian", "linear"}
@@ -149,7 +150,7 @@ def learn_similarity(
     random_state : int, RandomState or None
         Seed of the approximate neighbour search used for large ``n``.
     neighbors : (dist, ind) pair, default=None
-        Precomputed neighbours (``spectralink.graph.kneighbors`` output, self excluded),
+        Precomputed neighbours (``spectralink.neighbors.kneighbors`` output, self excluded),
         to reuse one search across several calls.
 
     Returns

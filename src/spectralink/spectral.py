@@ -22,6 +22,8 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
 from .graph import check_connectivity, degrees, normalized_adjacency
+from .parallel import limit_threads
+from .progress import current_stage, stage
 
 __all__ = [
     "DENSE_EIGEN_MAX",
@@ -55,6 +57,7 @@ def laplacian_eigenvectors(
     tol: float = 1e-8,
     random_state=None,
     check_connected: bool = True,
+    n_clusters: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The ``n_components`` smallest eigenpairs of the normalized Laplacian of ``W``.
 
@@ -75,6 +78,9 @@ def laplacian_eigenvectors(
         Seeds the iterative solvers' starting vectors.
     check_connected : bool
         Warn (``DisconnectedGraphWarning``) when the graph has several components.
+    n_clusters : int, default=None
+        Clusters the caller will form from the vectors: with at most that many components
+        the warning is information, not advice (see :func:`graph.check_connectivity`).
 
     Returns
     -------
@@ -85,44 +91,49 @@ def laplacian_eigenvectors(
     n = W.shape[0]
     if not 1 <= n_components <= n:
         raise ValueError(f"n_components={n_components} must be in [1, n_samples={n}].")
-    if check_connected:
-        check_connectivity(W)
-    S, d = normalized_adjacency(W)
-    if solver == "auto":
-        if n <= DENSE_EIGEN_MAX or n_components >= n // 5:
-            solver = "dense"
-        else:
-            solver = "arpack"
-    if solver == "dense":
-        mu, V = _dense(S, n_components)
-    elif solver == "arpack":
-        try:
-            mu, V = _arpack(S, d, n_components, tol, random_state)
-        except ArpackNoConvergence:
-            # many eigenvalues of L crowd near 0 when Gaussian weights underflow (a bandwidth
-            # far below the neighbour distances): Lanczos would otherwise run for hours
-            if n > DENSE_FALLBACK_MAX:
-                raise ValueError(
-                    f"the eigensolver did not converge in {ARPACK_MAXITER} restarts: the graph "
-                    "is nearly disconnected (many eigenvalues of the Laplacian within the "
-                    "tolerance of 0, typically because sigma is far below the neighbour "
-                    "distances). Increase sigma or n_neighbors, or use solver='dense' "
-                    f"(n = {n} is above the dense fallback limit {DENSE_FALLBACK_MAX})."
-                ) from None
-            warnings.warn(
-                f"ARPACK did not converge in {ARPACK_MAXITER} restarts (graph nearly "
-                "disconnected); using the dense eigensolver.",
-                RuntimeWarning,
-                stacklevel=2,
-            )
+    with stage("eigenvectors", unit="matvecs") as st:
+        if check_connected:
+            check_connectivity(W, n_clusters=n_clusters)
+        S, d = normalized_adjacency(W)
+        if solver == "auto":
+            if n <= DENSE_EIGEN_MAX or n_components >= n // 5:
+                solver = "dense"
+            else:
+                solver = "arpack"
+        st.detail = f"{n_components} of {n}, {solver}"
+        if solver == "dense":
             mu, V = _dense(S, n_components)
-    elif solver == "lobpcg":
-        mu, V = _lobpcg_amg(S, d, n_components, tol, random_state)
-    else:
-        raise ValueError(f"solver must be 'auto', 'dense', 'arpack' or 'lobpcg', got {solver!r}.")
-    lam = np.clip(1.0 - mu, 0.0, 2.0)
-    order = np.argsort(lam, kind="stable")
-    return lam[order], sign_flip(V[:, order])
+        elif solver == "arpack":
+            try:
+                mu, V = _arpack(S, d, n_components, tol, random_state)
+            except ArpackNoConvergence:
+                # many eigenvalues of L crowd near 0 when Gaussian weights underflow (a
+                # bandwidth far below the neighbour distances): Lanczos would otherwise run
+                # for hours
+                if n > DENSE_FALLBACK_MAX:
+                    raise ValueError(
+                        f"the eigensolver did not converge in {ARPACK_MAXITER} restarts: the "
+                        "graph is nearly disconnected (many eigenvalues of the Laplacian within "
+                        "the tolerance of 0, typically because sigma is far below the neighbour "
+                        "distances). Increase sigma or n_neighbors, or use solver='dense' "
+                        f"(n = {n} is above the dense fallback limit {DENSE_FALLBACK_MAX})."
+                    ) from None
+                warnings.warn(
+                    f"ARPACK did not converge in {ARPACK_MAXITER} restarts (graph nearly "
+                    "disconnected); using the dense eigensolver.",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
+                mu, V = _dense(S, n_components)
+        elif solver == "lobpcg":
+            mu, V = _lobpcg_amg(S, d, n_components, tol, random_state)
+        else:
+            raise ValueError(
+                f"solver must be 'auto', 'dense', 'arpack' or 'lobpcg', got {solver!r}."
+            )
+        lam = np.clip(1.0 - mu, 0.0, 2.0)
+        order = np.argsort(lam, kind="stable")
+        return lam[order], sign_flip(V[:, order])
 
 
 #: ARPACK restarts before giving up (a connected k-NN graph needs a few dozen at most)
@@ -142,7 +153,9 @@ def has_pyamg() -> bool:
 def _dense(S, m):
     """The m largest eigenpairs of S (smallest of L), largest first, by LAPACK."""
     n = S.shape[0]
-    vals, vecs = la.eigh(S.toarray(), subset_by_index=[n - m, n - 1])
+    # tridiagonal reduction + back-transformation: one thread below about 2500 rows
+    with limit_threads(4.0 / 3.0 * n**3 + 4.0 * n * n * m):
+        vals, vecs = la.eigh(S.toarray(), subset_by_index=[n - m, n - 1])
     return vals[::-1], vecs[:, ::-1]
 
 
@@ -170,9 +183,18 @@ def _arpack(S, d, m, tol, random_state):
     rng = check_random_state(random_state)
     v0 = rng.uniform(-1, 1, n)
     v0 -= U @ (U.T @ v0)
-    op = LinearOperator((n, n), matvec=lambda x: S @ x - 3.0 * (U @ (U.T @ x)), dtype=np.float64)
-    # largest algebraic eigenvalues of S = smallest of L; matvecs only, no factorisation
-    mu, V = eigsh(op, k=m - c, which="LA", tol=tol, v0=v0, maxiter=ARPACK_MAXITER)
+    progress = current_stage()
+
+    def matvec(x):
+        progress.update()
+        return S @ x - 3.0 * (U @ (U.T @ x))
+
+    op = LinearOperator((n, n), matvec=matvec, dtype=np.float64)
+    # largest algebraic eigenvalues of S = smallest of L; matvecs only, no factorisation.
+    # ARPACK's BLAS calls are matrix-vector products (n x ncv): threads only wait for each
+    # other there (twice slower on two threads than on one, measured at n = 100,000): one
+    with limit_threads(0):
+        mu, V = eigsh(op, k=m - c, which="LA", tol=tol, v0=v0, maxiter=ARPACK_MAXITER)
     return np.concatenate([np.ones(c), mu[::-1]]), np.hstack([U, V[:, ::-1]])
 
 
@@ -232,11 +254,18 @@ def kmeans_rows(
     n_init: int = 10,
     random_state=None,
 ) -> np.ndarray:
-    """k-means (scikit-learn, k-means++) on the rows of an embedding; returns labels."""
+    """k-means (scikit-learn, k-means++) on the rows of an embedding; returns labels.
+
+    Runs on one thread unless the problem is large (about 20 Lloyd iterations of
+    ``3 n k m`` operations per start, see :func:`spectralink.parallel.threads_for`).
+    """
     if normalize:
         F = normalize_rows(F)
     km = KMeans(n_clusters=n_clusters, n_init=n_init, random_state=random_state)
-    return km.fit_predict(np.ascontiguousarray(F)).astype(np.int64)
+    n, m = F.shape
+    with stage("assignment") as st, limit_threads(60.0 * n * n_clusters * m * n_init):
+        st.detail = f"k-means, {n_clusters} clusters, {n_init} starts"
+        return km.fit_predict(np.ascontiguousarray(F)).astype(np.int64)
 
 
 def njw_clustering(
@@ -248,7 +277,9 @@ def njw_clustering(
     length, k-means on the rows. NCut is exactly this; E2CP and LSCP apply it to their
     refined graphs.
     """
-    vals, V = laplacian_eigenvectors(W, n_clusters, random_state=random_state)
+    vals, V = laplacian_eigenvectors(
+        W, n_clusters, random_state=random_state, n_clusters=n_clusters
+    )
     labels = kmeans_rows(V, n_clusters, normalize=True, n_init=n_init, random_state=random_state)
     return vals, V, labels
 

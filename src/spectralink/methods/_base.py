@@ -20,6 +20,8 @@ from ..constraints import Constraints, as_constraints
 from ..exceptions import DegeneratePartitionWarning
 from ..graph import adaptive_knn_affinity, check_affinity, knn_affinity
 from ..metrics import partition_diagnostics
+from ..parallel import limit_threads
+from ..progress import stage
 
 __all__ = [
     "ConstrainedClusteringMixin",
@@ -117,7 +119,11 @@ class ConstrainedClusteringMixin(ClusterMixin, BaseEstimator):
         n = X.shape[0]
         check_n_clusters(self.n_clusters, n)
         cons = as_constraints(constraints, n)
-        self._fit(X, cons)
+        # the library's thread count for every BLAS/OpenMP pool; "method" is the time of
+        # the steps that are not a shared stage (neighbours, graph, eigenvectors, ...)
+        with stage("method") as st, limit_threads():
+            st.detail = f"{type(self).__name__}, its own steps"
+            self._fit(X, cons)
         self.n_violated_ = int(cons.violated(self.labels_).sum())
         problems = partition_diagnostics(
             self.labels_, cons, self.n_clusters, check_violations=self._uses_constraints
@@ -164,11 +170,14 @@ class ConstrainedClusteringMixin(ClusterMixin, BaseEstimator):
         if sp.issparse(X) and getattr(self, "affinity", None) == "precomputed":
             return X
         n_neighbors = min(self.n_neighbors, X.shape[0] - 1)
-        if getattr(self, "affinity", None) == "adaptive_knn":
-            return adaptive_knn_affinity(X, n_neighbors, random_state=self.random_state)
-        return knn_affinity(
-            X, n_neighbors=n_neighbors, sigma=self.sigma, random_state=self.random_state
-        )
+        with stage("graph") as st:
+            if getattr(self, "affinity", None) == "adaptive_knn":
+                st.detail = f"adaptive k-NN, k={n_neighbors}"
+                return adaptive_knn_affinity(X, n_neighbors, random_state=self.random_state)
+            st.detail = f"k-NN Gaussian, k={n_neighbors}"
+            return knn_affinity(
+                X, n_neighbors=n_neighbors, sigma=self.sigma, random_state=self.random_state
+            )
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -175,7 +175,9 @@ class CCSKL(ConstrainedClusteringMixin):
         m = check_n_components(self.n_components, X.shape[0])
         check_normalize_rows(self.normalize_rows, check_shrinkage(self.shrinkage))
         W = self._affinity(X)
-        vals, F = laplacian_eigenvectors(W, m, random_state=self.random_state)
+        vals, F = laplacian_eigenvectors(
+            W, m, random_state=self.random_state, n_clusters=self.n_clusters
+        )
         self.affinity_matrix_ = W
         self.eigenvalues_ = vals
         self.eigenvectors_ = F

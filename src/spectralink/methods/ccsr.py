@@ -299,7 +299,9 @@ class CCSR(ConstrainedClusteringMixin):
             raise ValueError(f"tol must be a positive number, got {self.tol!r}.")
         check_normalize_rows(self.normalize_rows, check_shrinkage(self.shrinkage))
         W = self._affinity(X)
-        vals, F = laplacian_eigenvectors(W, m, random_state=self.random_state)
+        vals, F = laplacian_eigenvectors(
+            W, m, random_state=self.random_state, n_clusters=self.n_clusters
+        )
         self.affinity_matrix_ = W
         self.eigenvalues_ = vals
         self.eigenvectors_ = F

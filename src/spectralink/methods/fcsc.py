@@ -39,6 +39,8 @@ import scipy.sparse as sp
 
 from ..graph import check_connectivity
 from ..metrics import clearly_fewer_violations
+from ..neighbors import search
+from ..parallel import limit_threads
 from ..solvers.constrained_pencil import (
     definite_pencil_eigh,
     lowrank_pencil_positive,
@@ -108,10 +110,8 @@ def connect_isolated(W: np.ndarray, X: np.ndarray) -> np.ndarray:
     iso = np.flatnonzero(W.sum(axis=1) <= 0)
     if iso.size == 0:
         return W
-    from sklearn.neighbors import NearestNeighbors
-
-    nn = NearestNeighbors(n_neighbors=2).fit(X)
-    _, ind = nn.kneighbors(X[iso])
+    # two nearest rows: the point itself (or a duplicate of it) and its neighbour
+    _, ind = search(X[iso], X, 2)
     nb = np.where(ind[:, 0] == iso, ind[:, 1], ind[:, 0])
     w = W[nb].max(axis=1)
     w[w <= 0] = 1.0  # the neighbour is isolated too: a unit edge
@@ -148,7 +148,8 @@ def fcsc_basis(W) -> FCSCBasis:
         )
     s = 1.0 / np.sqrt(d)
     L = np.eye(len(d)) - Wd * s[:, None] * s[None, :]
-    vals, vecs = la.eigh((L + L.T) / 2.0)
+    with limit_threads(9.0 * len(d) ** 3):  # all eigenpairs: about 9 n^3 operations
+        vals, vecs = la.eigh((L + L.T) / 2.0)
     return FCSCBasis(np.clip(vals, 0.0, 2.0), vecs, d)
 
 
@@ -444,7 +445,7 @@ class FCSC(ConstrainedClusteringMixin):
             W = connect_isolated(fcsc_rbf_affinity(X), np.asarray(X, dtype=np.float64))
         else:
             W = self._affinity(X)
-            check_connectivity(W)
+            check_connectivity(W, n_clusters=self.n_clusters)
         basis = fcsc_basis(W)
         out = fcsc_solve(
             basis, constraints, self.n_clusters, beta=self.beta,

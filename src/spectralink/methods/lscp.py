@@ -10,6 +10,7 @@ with :class:`spectralink.methods.e2cp.E2CP`.
 
 from __future__ import annotations
 
+from ..progress import stage
 from ..similarity import learn_similarity
 from .e2cp import DENSE_REFINEMENT_MAX, E2CP
 
@@ -105,15 +106,17 @@ class LSCP(E2CP):
         self.kernel = kernel
 
     def _fit(self, X, constraints):
-        W = learn_similarity(
-            X,
-            constraints,
-            n_neighbors=min(self.n_neighbors, X.shape[0] - 1),
-            lam=self.lam,
-            mu=self.mu,
-            sigma=self.sigma,
-            kernel=self.kernel,
-            random_state=self.random_state,
-        )
+        with stage("graph") as st:
+            st.detail = "LSCP local reconstruction"
+            W = learn_similarity(
+                X,
+                constraints,
+                n_neighbors=min(self.n_neighbors, X.shape[0] - 1),
+                lam=self.lam,
+                mu=self.mu,
+                sigma=self.sigma,
+                kernel=self.kernel,
+                random_state=self.random_state,
+            )
         self.similarity_ = W
         self._cluster_graph(W, constraints)

@@ -29,6 +29,7 @@ from sklearn.utils import check_random_state
 
 from ..constraints import Constraints
 from ..graph import check_connectivity, degrees
+from ..parallel import limit_threads
 from ..spectral import (
     DENSE_EIGEN_MAX,
     amg_preconditioner,
@@ -110,7 +111,8 @@ def additive_eigenvectors(
         else:
             solver = "lobpcg" if has_pyamg() else "arpack"
     if solver == "dense":
-        lam, V = la.eigh(L.toarray(), subset_by_index=[0, n_components - 1])
+        with limit_threads(4.0 / 3.0 * n**3 + 4.0 * n * n * n_components):
+            lam, V = la.eigh(L.toarray(), subset_by_index=[0, n_components - 1])
     elif solver == "arpack":
         lam, V = _arpack_shift_invert(L, d_max, n_components, tol, random_state)
     elif solver == "lobpcg":
@@ -242,10 +244,10 @@ class SpectralLearning(ConstrainedClusteringMixin):
         A = modify_affinity(self._affinity(X), constraints)
         k = self.n_clusters
         if self.normalization == "additive":
-            check_connectivity(A)
+            check_connectivity(A, n_clusters=k)
             vals, F = additive_eigenvectors(A, k, random_state=self.random_state)
         else:
-            vals, F = laplacian_eigenvectors(A, k, random_state=self.random_state)
+            vals, F = laplacian_eigenvectors(A, k, random_state=self.random_state, n_clusters=k)
         self.affinity_matrix_ = A
         self.eigenvalues_ = vals
         self.embedding_ = F
