@@ -100,6 +100,21 @@ def test_cluster_csv_with_constraints_and_labels(capsys, tmp_path, iris_files):
     assert np.array_equal(read_labels(out2), labels)
 
 
+def test_cluster_verbose_prints_stages_with_times(capsys, tmp_path, iris_files):
+    data = str(iris_files[0] / "X.csv")
+    out = str(tmp_path / "l.csv")
+    code, _, err = run(capsys, "cluster", data, "-k", "3", "-v", "-o", out)
+    assert code == 0
+    lines = [line for line in err.splitlines() if not line.startswith("spectralink: warning")]
+    stages = [line.split()[1] for line in lines]
+    assert stages == ["neighbours", "graph", "eigenvectors", "assignment", "method", "total"]
+    assert all(line.startswith("spectralink: ") and " s" in line for line in lines)
+    assert "exact" in lines[0]
+    # without -v nothing is logged
+    code, _, err = run(capsys, "cluster", data, "-k", "3", "-o", out)
+    assert code == 0 and "neighbours" not in err
+
+
 def test_read_matrix_and_labels(tmp_path):
     (tmp_path / "x.csv").write_text("1,2\n3,4\n5,6\n")
     X, y = read_matrix(tmp_path / "x.csv")

@@ -98,7 +98,6 @@ def test_duplicate_points_are_not_their_own_neighbours():
         sigma_from_distances(dist)
 
 
-@pytest.mark.slow  # PyNNDescent compiles its kernels with Numba on first use (~1 min CPU)
 def test_approximate_neighbours_agree_with_exact():
     rng = np.random.RandomState(1)
     X = rng.normal(size=(600, 5))
@@ -196,3 +195,21 @@ def test_disconnected_graph_warns(points):
         warnings.simplefilter("error")
         check_connectivity(W, warn=False)
         check_connectivity(knn_affinity(blob, n_neighbors=10))
+
+
+def test_disconnected_warning_advises_only_beyond_n_clusters(points):
+    blob = points[:60]
+    W = knn_affinity(np.vstack([blob, blob + 1000.0, blob - 1000.0]), n_neighbors=10)
+    # as many components as clusters: information, no advice to change parameters
+    for k in (3, 5):
+        with pytest.warns(DisconnectedGraphWarning) as rec:
+            check_connectivity(W, n_clusters=k)
+        msg = str(rec[0].message)
+        assert "3 connected components" in msg and f"at most the {k} clusters" in msg
+        assert "Increase" not in msg
+    # more components than clusters, or clusters unknown: advice
+    with pytest.warns(DisconnectedGraphWarning, match="more than the 2 clusters") as rec:
+        check_connectivity(W, n_clusters=2)
+    assert "Increase n_neighbors or sigma" in str(rec[0].message)
+    with pytest.warns(DisconnectedGraphWarning, match="Increase n_neighbors or sigma"):
+        check_connectivity(W)

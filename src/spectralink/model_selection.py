@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from joblib import Parallel, delayed
+from joblib import Parallel, delayed, effective_n_jobs
 from scipy.sparse.csgraph import connected_components
 from scipy.stats import rankdata
 from sklearn.base import BaseEstimator, clone
@@ -41,6 +41,7 @@ from .constraints import Constraints, as_constraints
 from .methods import get_method
 from .methods._base import check_features, shareable_knn_graph
 from .metrics import violated_fraction
+from .parallel import config_context, n_threads
 
 __all__ = [
     "ConstraintSearchCV",
@@ -307,13 +308,13 @@ def _seed_if_unset(estimator, seed: int | None):
     return estimator
 
 
-def _fit_and_score(template, data, train, test, seed, scorer, error_score):
+def _fit_and_score(template, data, train, test, seed, scorer, error_score, n_threads_=None):
     """Fit a clone of ``template`` on ``data`` and the training pairs, score on the test
-    pairs. Returns ``(score, fit_time, error message or None)``."""
+    pairs, on ``n_threads_`` threads. Returns ``(score, fit_time, error message or None)``."""
     estimator = _seed_if_unset(clone(template), seed)
     t0 = time.perf_counter()
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), config_context(n_jobs=n_threads_):
             # degenerate partitions / disconnected graphs are what the score measures
             warnings.simplefilter("ignore")
             estimator.fit(data, constraints=train)
@@ -357,7 +358,9 @@ class ConstraintSearchCV(BaseEstimator):
         Refit the best candidate on all the constraints (``best_estimator_``,
         ``labels_``).
     n_jobs : int or None, default=None
-        Fits run in parallel through joblib. Results do not depend on it.
+        Fits run in parallel through joblib. Results do not depend on it. The workers
+        share the library's thread count (:func:`spectralink.set_config`): each fit runs
+        on ``max(1, threads // workers)`` threads.
     random_state : int, RandomState or None, default=None
         Seeds the folds and, up front, one seed per fold (shared by all candidates, so
         they are compared on the same random draws) and one for the refit, given to every
@@ -574,8 +577,12 @@ class ConstraintSearchCV(BaseEstimator):
         self.sigma_scales_ = {k: v[2] for k, v in self._knn_cache.items()}
         self._knn_cache, self._graphs = {}, {}
 
+        # the workers share the library's threads (each fit gets its part of them)
+        per_fit = max(1, n_threads() // effective_n_jobs(self.n_jobs))
         tasks = [
-            delayed(_fit_and_score)(template, data, train, test, fit_seeds[f], scorer, error_score)
+            delayed(_fit_and_score)(
+                template, data, train, test, fit_seeds[f], scorer, error_score, per_fit
+            )
             for template, data, _ in prepared
             for f, (train, test) in enumerate(splits)
         ]

@@ -227,11 +227,8 @@ def search(
     faiss = _import_faiss()
     Bf, shift, scale = _to_float32(B)
     Qf = _to_float32(Q, shift, scale)[0]
-    c = min(B.shape[0], n_neighbors + MARGIN)
     with _faiss_threads(faiss, Q.shape[0] * B.shape[0] * B.shape[1]) as t:
-        cand = _faiss_knn(faiss, Qf, Bf, c)
-        sq, ind = rerank(Q, B, cand, t)
-    sq, ind = sq[:, :n_neighbors], ind[:, :n_neighbors]
+        sq, ind = _exact_knn(faiss, Q, B, Qf, Bf, scale, n_neighbors, t)
     return (sq if squared else np.sqrt(sq)), ind
 
 
@@ -276,24 +273,64 @@ def _faiss_threads(faiss, work: float):
 def _to_float32(X: np.ndarray, shift=None, scale=None):
     """``(X - shift) / scale`` in float32: centred and scaled to unit maximum so that float32
     keeps as many significant digits of the distances as it can (same transform for
-    queries, via ``shift`` and ``scale``)."""
+    queries, via ``shift`` and ``scale``). Converted by row blocks: no float64 temporary
+    of the size of ``X``."""
     if shift is None:
-        shift = X.mean(axis=0)
-        scale = float(np.abs(X - shift).max()) if X.size else 1.0
+        shift = X.mean(axis=0, dtype=np.float64)
+        scale = float(max(np.max(X.max(axis=0) - shift), np.max(shift - X.min(axis=0))))
         scale = scale if scale > 0 else 1.0
-    Xf = np.ascontiguousarray((X - shift) / scale, dtype=np.float32)
+    Xf = np.empty(X.shape, dtype=np.float32)
+    inv = 1.0 / scale
+    for start in range(0, X.shape[0], _RERANK_CHUNK):
+        sl = slice(start, start + _RERANK_CHUNK)
+        Xf[sl] = (X[sl] - shift) * inv
     return Xf, shift, scale
 
 
-def _faiss_knn(faiss, Qf, Bf, c, progress=None) -> np.ndarray:
-    """Indices of the ``c`` nearest rows of ``Bf`` (float32) for every row of ``Qf``."""
-    out = np.empty((Qf.shape[0], c), dtype=np.int64)
+def _faiss_knn(faiss, Qf, Bf, c, progress=None) -> tuple[np.ndarray, np.ndarray]:
+    """float32 squared distances and indices of the ``c`` nearest rows of ``Bf`` for every
+    row of ``Qf``."""
+    dist = np.empty((Qf.shape[0], c), dtype=np.float32)
+    ind = np.empty((Qf.shape[0], c), dtype=np.int64)
     for start in range(0, Qf.shape[0], _QUERY_CHUNK):
         stop = min(start + _QUERY_CHUNK, Qf.shape[0])
-        out[start:stop] = faiss.knn(Qf[start:stop], Bf, c)[1]
+        dist[start:stop], ind[start:stop] = faiss.knn(Qf[start:stop], Bf, c)
         if progress is not None:
             progress.update(stop - start)
-    return out
+    return dist, ind
+
+
+def _exact_knn(faiss, Q, B, Qf, Bf, scale, need, n_threads_, progress=None):
+    """The ``need`` exact nearest rows of ``B`` for every row of ``Q`` (float64, ties by
+    index), from faiss's float32 brute force.
+
+    faiss returns ``c = need + MARGIN`` candidates by float32 distance; after re-ranking in
+    float64 a row is certain only if its ``need``-th distance is below the largest float32
+    candidate distance by more than twice the float32 error bound (then no point left out
+    can be as close). Rows that are not certain (exact ties or near-ties straddling the
+    last candidate: duplicates, grids) are searched again with twice as many candidates.
+    """
+    nq, nb_, d = Q.shape[0], B.shape[0], B.shape[1]
+    c = min(nb_, need + MARGIN)
+    fd, cand = _faiss_knn(faiss, Qf, Bf, c, progress)
+    sq, ind = rerank(Q, B, cand, n_threads_)
+    sq, ind = sq[:, :need], ind[:, :need]
+    # worst-case float32 error of |q|^2 + |b|^2 - 2 q.b in the scaled coordinates
+    eps = (d + 4) * np.finfo(np.float32).eps
+    bmax = float(np.max(np.einsum("ij,ij->i", Bf, Bf)))
+    qn = np.einsum("ij,ij->i", Qf, Qf).astype(np.float64)
+    todo = np.arange(nq)
+    while c < nb_:
+        err = eps * (qn[todo] + bmax)
+        unsure = sq[todo, -1] / scale**2 + 2.0 * err >= fd[:, -1].astype(np.float64)
+        todo = todo[unsure]
+        if todo.size == 0:
+            break
+        c = min(nb_, 2 * c)
+        fd, cand = _faiss_knn(faiss, Qf[todo], Bf, c)
+        s2, i2 = rerank(Q[todo], B, cand, n_threads_)
+        sq[todo], ind[todo] = s2[:, :need], i2[:, :need]
+    return sq, ind
 
 
 def round_distances(d2: np.ndarray, bits: int = TIE_BITS) -> np.ndarray:
@@ -355,11 +392,11 @@ def _drop_self(
     missing = ~is_self.any(axis=1)
     is_self[missing, -1] = True
     first = np.argmax(is_self, axis=1)
-    keep = np.ones_like(is_self)
-    keep[np.arange(n), first] = False
-    c = ind.shape[1] - 1
-    values = values[keep].reshape(n, c)[:, :k]
-    ind = ind[keep].reshape(n, c)[:, :k]
+    # columns 0..k-1 of the row without column `first`
+    cols = np.arange(k)[None, :]
+    cols = cols + (cols >= first[:, None])
+    values = np.take_along_axis(values, cols, axis=1)
+    ind = np.take_along_axis(ind, cols, axis=1)
     if np.any(ind < 0):  # pragma: no cover - candidates are always at least k + 1
         raise RuntimeError("the neighbour search returned fewer candidates than asked for.")
     return values, ind
@@ -373,11 +410,10 @@ def _seed(rng) -> int:
 def _exact(X: np.ndarray, k: int):
     faiss = _import_faiss()
     n, d = X.shape
-    Xf, _, _ = _to_float32(X)
-    c = min(n, k + 1 + MARGIN)
+    Xf, _, scale = _to_float32(X)
     with _faiss_threads(faiss, float(n) * n * d) as t:
-        cand = _faiss_knn(faiss, Xf, Xf, c, progress=current_stage())
-        sq, ind = _drop_self(*rerank(X, X, cand, t), k)
+        found = _exact_knn(faiss, X, X, Xf, Xf, scale, k + 1, t, current_stage())
+        sq, ind = _drop_self(*found, k)
     return np.sqrt(sq), ind, SearchInfo("exact", 1.0, t)
 
 
@@ -395,7 +431,7 @@ def _approximate(X: np.ndarray, k: int, random_state, target_recall: float):
     n, d = X.shape
     c = min(n, k + 1 + MARGIN)
     nlist = n_cells(n)
-    Xf, _, _ = _to_float32(X)
+    Xf, _, scale = _to_float32(X)
     with _faiss_threads(faiss, float(n) * nlist * d * 20) as t:
         centroids = _train_cells(faiss, Xf, nlist, rng)
         nlist = centroids.shape[0]
@@ -408,8 +444,8 @@ def _approximate(X: np.ndarray, k: int, random_state, target_recall: float):
         # the probe order of the query's cell; p cells hold those of rank < p
         m = min(CALIBRATION_SAMPLE, n)
         sample = np.sort(rng.choice(n, size=m, replace=False))
-        cand = _faiss_knn(faiss, Xf[sample], Xf, c)
-        _, truth = _drop_self(*rerank(X[sample], X, cand, t), k, rows=sample)
+        found = _exact_knn(faiss, X[sample], X, Xf[sample], Xf, scale, k + 1, t)
+        _, truth = _drop_self(*found, k, rows=sample)
         rank = np.empty((nlist, nlist), dtype=np.int32)
         rank[np.arange(nlist)[:, None], order] = np.arange(nlist, dtype=np.int32)[None, :]
         ranks = np.sort(rank[cell[sample][:, None], cell[truth]].ravel())

@@ -24,6 +24,7 @@ OpenMP on small problems spend most of their time waiting for each other (a 2000
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import os
 from collections.abc import Iterator
 
@@ -45,6 +46,10 @@ WORK_PER_THREAD = 1e10
 
 _UNSET = object()
 _config: dict = {"n_jobs": None}
+# config_context's setting: local to the thread (or task) that entered it
+_local: contextvars.ContextVar[dict | None] = contextvars.ContextVar(
+    "spectralink_config", default=None
+)
 
 
 def _check_n_jobs(n_jobs) -> int | None:
@@ -70,19 +75,22 @@ def set_config(*, n_jobs=_UNSET) -> None:
 
 
 def get_config() -> dict:
-    """The current settings of :func:`set_config` (a copy)."""
-    return dict(_config)
+    """The settings in effect (a copy): :func:`set_config`'s, or an enclosing
+    :func:`config_context`'s."""
+    return dict(_local.get() or _config)
 
 
 @contextlib.contextmanager
 def config_context(*, n_jobs=_UNSET) -> Iterator[None]:
-    """:func:`set_config` for the duration of a ``with`` block."""
-    old = get_config()
-    set_config(n_jobs=n_jobs)
+    """:func:`set_config` for the duration of a ``with`` block, in this thread only."""
+    new = get_config()
+    if n_jobs is not _UNSET:
+        new["n_jobs"] = _check_n_jobs(n_jobs)
+    token = _local.set(new)
     try:
         yield
     finally:
-        _config.update(old)
+        _local.reset(token)
 
 
 def _cpu_count() -> int:
@@ -107,7 +115,7 @@ def _env_threads(name: str) -> int | None:
 
 def n_threads() -> int:
     """The thread count ``T`` every stage may use (see the module docstring)."""
-    n_jobs = _config["n_jobs"]
+    n_jobs = get_config()["n_jobs"]
     if n_jobs is None:
         n_jobs = _env_threads(ENV_VAR) or _env_threads("OMP_NUM_THREADS") or _cpu_count()
     return _cpu_count() if n_jobs == -1 else int(n_jobs)

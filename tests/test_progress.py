@@ -1,0 +1,42 @@
+"""Stage timing on the ``spectralink`` logger."""
+
+import logging
+import time
+
+import numpy as np
+
+from spectralink import NCut
+from spectralink.progress import current_stage, stage
+
+
+def test_stages_log_own_time_and_nest(caplog):
+    with caplog.at_level(logging.INFO, logger="spectralink"):
+        with stage("outer") as outer:
+            outer.detail = "the rest"
+            with stage("inner", total=3) as inner:
+                assert current_stage() is inner
+                inner.update(3)
+                time.sleep(0.05)
+            assert current_stage() is outer
+    lines = [r.getMessage() for r in caplog.records]
+    assert lines[0].startswith("inner") and lines[1].startswith("outer")
+    assert lines[1].endswith("the rest")
+    inner_s = float(lines[0].split()[1])
+    outer_s = float(lines[1].split()[1])
+    assert inner_s >= 0.05 and outer_s < 0.05  # the outer line excludes the inner stage
+
+
+def test_silent_when_logging_is_off(caplog):
+    with caplog.at_level(logging.WARNING, logger="spectralink"):
+        with stage("quiet") as st:
+            st.update(5)  # an inactive stage ignores progress
+            assert current_stage() is st
+    assert not caplog.records
+
+
+def test_fit_reports_every_stage(caplog):
+    X = np.random.default_rng(0).standard_normal((120, 3))
+    with caplog.at_level(logging.INFO, logger="spectralink"):
+        NCut(2, random_state=0).fit(X)
+    names = [r.getMessage().split()[0] for r in caplog.records if r.name == "spectralink"]
+    assert names == ["neighbours", "graph", "eigenvectors", "assignment", "method"]
