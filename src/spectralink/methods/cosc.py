@@ -455,7 +455,7 @@ class COSC(ConstrainedClusteringMixin):
     """
 
     _parameter_constraints = {
-        **COMMON_CONSTRAINTS,
+        **{k: v for k, v in COMMON_CONSTRAINTS.items() if k != "n_init"},
         "mode": [StrOptions({"hard", "soft", "guaranteed"})],
         "gamma": [NON_NEGATIVE, None],
         "max_violations": [Int(0)],

@@ -47,6 +47,18 @@ _CLUSTER_DOC = """
         model.fit(X, constraints=c)
 
     Dask is imported only on this path (``pip install 'spectralink[dask]'``).
+
+    Predicting new points
+    ---------------------
+    ``predict`` encodes new points by their ``n_nearest`` nearest landmarks with the
+    fitted bandwidth (the code ``Z`` of eq. 3), maps the code by ``components_`` and
+    assigns the nearest ``cluster_centers_`` of the row-normalised embedding; a dask
+    array is encoded block by block. No training data is kept (the landmarks and the
+    p x m map suffice). With as many landmarks as points (``n <= n_landmarks``) every
+    training point is its own nearest landmark, and SCACS's own directions
+    (``fallback_`` False) can fit the training codes rather than their neighbourhoods:
+    held-out accuracy then falls below the training accuracy (overlapping blobs, 100
+    pairs: 0.56 against 0.93; 0.89 against 0.94 with ``n_landmarks=100``).
 """
 
 
