@@ -294,18 +294,29 @@ class ConstrainedClusteringMixin(ClusterMixin, BaseEstimator):
         return None
 
     def _njw_embed_new(
-        self, C: sp.csr_matrix, vectors: np.ndarray, laplacian_eigenvalues: np.ndarray
+        self,
+        C: sp.csr_matrix,
+        vectors: np.ndarray,
+        laplacian_eigenvalues: np.ndarray,
+        used: np.ndarray | None = None,
     ) -> np.ndarray | None:
         """Nyström extension of ``vectors`` (eigenvectors of the normalized Laplacian of
         ``affinity_matrix_`` with eigenvalues ``laplacian_eigenvalues``) to new points.
 
-        ``None`` (vote) when an eigenvalue ``mu = 1 - lambda`` of the normalized adjacency
-        is below :data:`NYSTROM_MIN_EIGENVALUE`: the extension divides by ``mu``.
+        ``used`` (boolean, per vector) marks the vectors the embedding depends on; the
+        others are returned as zero columns. ``None`` (vote) when a used vector's
+        eigenvalue ``mu = 1 - lambda`` of the normalized adjacency is below
+        :data:`NYSTROM_MIN_EIGENVALUE`: the extension divides by ``mu``.
         """
         mu = 1.0 - np.asarray(laplacian_eigenvalues, dtype=np.float64)
-        if np.any(mu < NYSTROM_MIN_EIGENVALUE):
+        used = np.ones(len(mu), dtype=bool) if used is None else np.asarray(used, dtype=bool)
+        if np.any(mu[used] < NYSTROM_MIN_EIGENVALUE):
             return None
-        return nystrom_extension(C, safe_degrees(self.affinity_matrix_), vectors, mu)
+        F = np.zeros((C.shape[0], len(mu)))
+        F[:, used] = nystrom_extension(
+            C, safe_degrees(self.affinity_matrix_), vectors[:, used], mu[used]
+        )
+        return F
 
     def _new_point_affinity(self, X) -> tuple[sp.csr_matrix, np.ndarray | None]:
         """Weights ``C`` (n_new x n_train) of new points to the training points of the fitted

@@ -148,10 +148,11 @@ class CCSKL(ConstrainedClusteringMixin):
     weights, :func:`spectralink.spectral.nystrom_extension`), scales them by
     ``betas_^{1/2}``, normalises the rows when the fit did, and assigns the nearest
     k-means centre; as in :class:`~spectralink.CCSR`, a weighted vote of the neighbours'
-    labels replaces it when an eigenvalue ``1 - lambda`` is below
-    ``methods._base.NYSTROM_MIN_EIGENVALUE``. With ``affinity="knn"`` the model keeps a
-    reference to the training features (n x n_features floats, also pickled); with
-    ``"precomputed"`` ``predict`` takes affinities of shape (n_new, n_train).
+    labels replaces it when an eigenvalue ``1 - lambda`` of an eigenvector with
+    ``beta > 0`` is below ``methods._base.NYSTROM_MIN_EIGENVALUE``. With
+    ``affinity="knn"`` the model keeps a reference to the training features (n x
+    n_features floats, also pickled); with ``"precomputed"`` ``predict`` takes affinities
+    of shape (n_new, n_train).
 
     References
     ----------
@@ -255,7 +256,7 @@ class CCSKL(ConstrainedClusteringMixin):
         self._centers_ = cluster_means(emb, self.labels_, self.n_clusters)
 
     def _embed_new(self, C):
-        F = self._njw_embed_new(C, self.eigenvectors_, self.eigenvalues_)
+        F = self._njw_embed_new(C, self.eigenvectors_, self.eigenvalues_, self.betas_ > 0)
         if F is None:
             return None
         F = F * np.sqrt(self.betas_)

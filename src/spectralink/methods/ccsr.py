@@ -267,12 +267,12 @@ class CCSR(ConstrainedClusteringMixin):
     linked to its ``n_neighbors`` nearest training points with the graph's Gaussian
     weights, :func:`spectralink.spectral.nystrom_extension`), multiplies by ``M^{1/2}``,
     normalises the rows when the fit did, and assigns the nearest k-means centre. When an
-    eigenvalue of the normalized adjacency ``1 - lambda`` of ``F_m`` is below
-    ``methods._base.NYSTROM_MIN_EIGENVALUE`` (the extension divides by it) a new point gets
-    the weighted vote of its neighbours' labels instead. With ``affinity="knn"`` the
-    model keeps a reference to the training features (n x n_features floats, also
-    pickled); with ``"precomputed"`` ``predict`` takes affinities of shape
-    (n_new, n_train).
+    eigenvalue of the normalized adjacency ``1 - lambda`` of an eigenvector that ``M``
+    uses is below ``methods._base.NYSTROM_MIN_EIGENVALUE`` (the extension divides by it)
+    a new point gets the weighted vote of its neighbours' labels instead. With
+    ``affinity="knn"`` the model keeps a reference to the training features (n x
+    n_features floats, also pickled); with ``"precomputed"`` ``predict`` takes affinities
+    of shape (n_new, n_train).
 
     References
     ----------
@@ -393,8 +393,10 @@ class CCSR(ConstrainedClusteringMixin):
         self._centers_ = cluster_means(emb, self.labels_, self.n_clusters)
 
     def _embed_new(self, C):
-        F = self._njw_embed_new(C, self.eigenvectors_, self.eigenvalues_)
+        root = psd_sqrt(self.M_)
+        used = np.abs(root).max(axis=1) > 1e-12 * max(np.abs(root).max(), 1e-300)
+        F = self._njw_embed_new(C, self.eigenvectors_, self.eigenvalues_, used)
         if F is None:
             return None
-        F = F @ psd_sqrt(self.M_)
+        F = F @ root
         return normalize_rows(F) if self._normalized_rows_ else F
