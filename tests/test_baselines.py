@@ -143,7 +143,7 @@ def test_additive_iterative_solvers_match_dense(modified_graph, solver):
 
 def test_sl_option_errors(blobs):
     X, _ = blobs
-    with pytest.raises(ValueError, match="normalization must be 'additive' or 'symmetric'"):
+    with pytest.raises(ValueError, match="'normalization' parameter of SpectralLearning"):
         SpectralLearning(3, normalization="random-walk").fit(X)
     with pytest.raises(ValueError, match="solver must be"):
         additive_eigenvectors(knn_affinity(X, 5), 3, solver="qr")
@@ -195,9 +195,9 @@ def test_copkmeans_infeasible_through_must_links():
 @pytest.mark.parametrize(
     ("params", "pattern"),
     [
-        ({"init": "farthest"}, "init must be"),
-        ({"n_init": 0}, "n_init must be a positive integer"),
-        ({"max_iter": 1.5}, "max_iter must be a positive integer"),
+        ({"init": "farthest"}, "'init' parameter of COPKMeans must be a str among"),
+        ({"n_init": 0}, r"'n_init' parameter of COPKMeans must be an int in the range \[1, inf\)"),
+        ({"max_iter": 1.5}, "'max_iter' parameter of COPKMeans must be an int.*Got 1.5"),
     ],
 )
 def test_copkmeans_parameter_errors(blobs, params, pattern):

@@ -45,12 +45,16 @@ EXPECTED_FAILED = {
         "test_fit_does_not_change_parameters below."
     ),
     "check_methods_subset_invariance": (
-        "sets n_clusters=1 (refused); it only concerns predict/transform, which the "
-        "transductive methods do not have."
+        "sets n_clusters=1 (refused); predict on subsets is row-wise by construction and "
+        "is covered by test_predict_is_row_wise below."
     ),
     "check_fit2d_predict1d": (
-        "sets n_clusters=1 (refused); it only concerns predict/transform, which the "
-        "transductive methods do not have."
+        "sets n_clusters=1 (refused); predict refuses 1-d input, see "
+        "test_predict_invalid_input below."
+    ),
+    "check_fit2d_1sample": (
+        "sets n_clusters=1, which parameter validation refuses before X is looked at; a "
+        "one-sample X is refused with a clear message by test_invalid_X_raises_clear_value_error."
     ),
 }
 

@@ -150,7 +150,7 @@ def test_errors(blobs):
         FCSC(2, affinity="rbf").fit(
             np.ones((10, 2)), constraints=Constraints([(0, 1)], [(1, 2)], n_samples=10)
         )
-    with pytest.raises(ValueError, match="beta must be"):
+    with pytest.raises(ValueError, match="'beta' parameter of FCSC"):
         FCSC(3, beta="large").fit(X, constraints=cons)
 
 

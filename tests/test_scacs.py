@@ -229,7 +229,7 @@ def test_paper_beta0_reproduces_the_paper_rule(blobs):
 
     assert auto.beta_ == pytest.approx(partition_constraint_value(cons, 4, n))
     assert auto.beta_ < paper.beta_ and auto.beta0_ == pytest.approx(auto.beta_ / auto.gamma_[2])
-    with pytest.raises(ValueError, match="beta0 must be"):
+    with pytest.raises(ValueError, match="'beta0' parameter of SCACS"):
         SCACS(4, beta0="large").fit(X, constraints=cons)
 
 

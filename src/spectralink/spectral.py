@@ -28,12 +28,15 @@ from .progress import current_stage, stage
 __all__ = [
     "DENSE_EIGEN_MAX",
     "amg_preconditioner",
+    "cluster_means",
     "constrained_fiedler",
     "has_pyamg",
     "njw_clustering",
     "kmeans_rows",
     "laplacian_eigenvectors",
+    "nearest_center",
     "normalize_rows",
+    "nystrom_extension",
     "sign_flip",
 ]
 
@@ -162,7 +165,7 @@ def _dense(S, m):
 def _component_null_vectors(S, d):
     """Exact eigenvectors of eigenvalue 0 of L: D^{1/2} 1_C / ||.|| per connected component.
 
-    Isolated points are left out: their row of L is e_i (eigenvalue 1, see ``_safe_degrees``).
+    Isolated points are left out: their row of L is e_i (eigenvalue 1, see ``graph.safe_degrees``).
     """
     n_comp, labels = connected_components(S, directed=False)
     U = np.zeros((S.shape[0], n_comp))
@@ -266,6 +269,68 @@ def kmeans_rows(
     with stage("assignment") as st, limit_threads(60.0 * n * n_clusters * m * n_init):
         st.detail = f"k-means, {n_clusters} clusters, {n_init} starts"
         return km.fit_predict(np.ascontiguousarray(F)).astype(np.int64)
+
+
+def cluster_means(F: np.ndarray, labels: np.ndarray, n_clusters: int) -> np.ndarray:
+    """Mean row of ``F`` per cluster, shape (n_clusters, m); an empty cluster's mean is 0.
+
+    These are the k-means centres at the fixed point the labels come from; out-of-sample
+    points are assigned to them (:func:`nearest_center`).
+    """
+    centers = np.zeros((n_clusters, F.shape[1]))
+    np.add.at(centers, labels, F)
+    counts = np.bincount(labels, minlength=n_clusters)
+    return centers / np.maximum(counts, 1)[:, None]
+
+
+def nearest_center(F: np.ndarray, centers: np.ndarray) -> np.ndarray:
+    """Index of the nearest row of ``centers`` (Euclidean) for every row of ``F``."""
+    d2 = (
+        np.einsum("ij,ij->i", F, F)[:, None]
+        - 2.0 * F @ centers.T
+        + np.einsum("ij,ij->i", centers, centers)[None, :]
+    )
+    return np.argmin(d2, axis=1).astype(np.int64)
+
+
+def nystrom_extension(
+    C: sp.spmatrix, degrees_fit: np.ndarray, vectors: np.ndarray, eigenvalues: np.ndarray
+) -> np.ndarray:
+    """Nyström extension of eigenvectors of the normalized adjacency to new points.
+
+    For eigenpairs ``S U = U diag(mu)`` of ``S = D^{-1/2} W D^{-1/2}`` and the weights
+    ``C`` (n_new x n) of new points to the training points,
+
+        u(x) = (1 / mu) sum_j w(x, x_j) / sqrt(d(x) d_j) U_j,   d(x) = sum_j w(x, x_j),
+
+    the eigen-equation read at ``x`` (Bengio et al. 2004; Fowlkes et al. 2004). On a
+    training point with its own row of ``W`` it returns its row of ``U`` exactly. Rows
+    with ``d(x) = 0`` are returned as zeros.
+
+    Parameters
+    ----------
+    C : sparse matrix of shape (n_new, n)
+    degrees_fit : ndarray of shape (n,)
+        Degrees ``d_j`` of the training graph (as in :func:`graph.normalized_adjacency`).
+    vectors : ndarray of shape (n, m)
+    eigenvalues : ndarray of shape (m,)
+        The eigenvalues ``mu`` of ``S`` (``1 - lambda`` for the normalized Laplacian's
+        ``lambda``); all must be non-zero.
+
+    References
+    ----------
+    Bengio, Y., Paiement, J.-F., Vincent, P., Delalleau, O., Le Roux, N., & Ouimet, M.
+    (2004). Out-of-sample extensions for LLE, Isomap, MDS, Eigenmaps, and spectral
+    clustering. NIPS.
+    Fowlkes, C., Belongie, S., Chung, F., & Malik, J. (2004). Spectral grouping using the
+    Nyström method. IEEE TPAMI 26(2).
+    """
+    C = sp.csr_matrix(C)
+    d_new = np.asarray(C.sum(axis=1)).ravel()
+    inv = np.zeros_like(d_new)
+    inv[d_new > 0] = 1.0 / np.sqrt(d_new[d_new > 0])
+    scaled = vectors / np.sqrt(degrees_fit)[:, None]
+    return inv[:, None] * (C @ scaled) / np.asarray(eigenvalues)[None, :]
 
 
 def njw_clustering(

@@ -18,12 +18,13 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+from sklearn.utils._param_validation import StrOptions
 
 from ..constraints import Constraints
 from ..metrics import clearly_fewer_violations
 from ..solvers.ordered_nnls import OrderedNNLSResult, ordered_design, ordered_nnls
-from ..spectral import kmeans_rows, laplacian_eigenvectors
-from ._base import ConstrainedClusteringMixin
+from ..spectral import cluster_means, kmeans_rows, laplacian_eigenvectors, normalize_rows
+from ._base import COMMON_CONSTRAINTS, NON_NEGATIVE, ConstrainedClusteringMixin, Int
 from .ccsr import (
     check_n_components,
     check_normalize_rows,
@@ -142,11 +143,30 @@ class CCSKL(ConstrainedClusteringMixin):
     weight fades with the number of constraints like CCSR's (halved at ``4 m``, 80 pairs for
     ``m = 20``), so that many constraints recover the paper's fit (with unit-norm rows).
 
+    ``predict`` maps new points into the eigenvectors by the Nyström extension (each new
+    point linked to its ``n_neighbors`` nearest training points with the graph's Gaussian
+    weights, :func:`spectralink.spectral.nystrom_extension`), scales them by
+    ``betas_^{1/2}``, normalises the rows when the fit did, and assigns the nearest
+    k-means centre; as in :class:`~spectralink.CCSR`, a weighted vote of the neighbours'
+    labels replaces it when an eigenvalue ``1 - lambda`` of an eigenvector with
+    ``beta > 0`` is below ``methods._base.NYSTROM_MIN_EIGENVALUE``. With
+    ``affinity="knn"`` the model keeps a reference to the training features (n x
+    n_features floats, also pickled); with ``"precomputed"`` ``predict`` takes affinities
+    of shape (n_new, n_train).
+
     References
     ----------
     Li, Z., & Liu, J. (2009). Constrained clustering by spectral kernel learning. ICCV,
     421-427.
     """
+
+    _parameter_constraints = {
+        **COMMON_CONSTRAINTS,
+        "n_components": [Int(1)],
+        "affinity": [StrOptions({"knn", "precomputed"})],
+        "shrinkage": [StrOptions({"auto"}), NON_NEGATIVE],
+        "normalize_rows": [StrOptions({"auto"}), "boolean"],
+    }
 
     def __init__(
         self,
@@ -173,7 +193,6 @@ class CCSKL(ConstrainedClusteringMixin):
 
     def _fit(self, X, constraints):
         m = check_n_components(self.n_components, X.shape[0])
-        check_normalize_rows(self.normalize_rows, check_shrinkage(self.shrinkage))
         W = self._affinity(X)
         vals, F = laplacian_eigenvectors(
             W, m, random_state=self.random_state, n_clusters=self.n_clusters
@@ -200,11 +219,13 @@ class CCSKL(ConstrainedClusteringMixin):
         if shrinkage == "auto":
             # the unshrunk fit, kept only if it fits the given constraints clearly better
             shrunk = self.betas_, self.objective_, self.kkt_, self.embedding_, self.labels_
+            shrunk_rows = self._normalized_rows_, self._centers_
             self._set_labels(F, self._solve(F, constraints, 0.0, normalize))
             if clearly_fewer_violations(self.labels_, shrunk[-1], constraints):
                 lam = 0.0
             else:
                 self.betas_, self.objective_, self.kkt_, self.embedding_, self.labels_ = shrunk
+                self._normalized_rows_, self._centers_ = shrunk_rows
         self.shrinkage_ = lam
         return self
 
@@ -232,3 +253,13 @@ class CCSKL(ConstrainedClusteringMixin):
             n_init=self.n_init,
             random_state=self.random_state,
         )
+        self._normalized_rows_ = normalize
+        emb = normalize_rows(self.embedding_) if normalize else self.embedding_
+        self._centers_ = cluster_means(emb, self.labels_, self.n_clusters)
+
+    def _embed_new(self, C):
+        F = self._njw_embed_new(C, self.eigenvectors_, self.eigenvalues_, self.betas_ > 0)
+        if F is None:
+            return None
+        F = F * np.sqrt(self.betas_)
+        return normalize_rows(F) if self._normalized_rows_ else F

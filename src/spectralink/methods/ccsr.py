@@ -21,12 +21,13 @@ import warnings
 import numpy as np
 import scipy.linalg as la
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils._param_validation import StrOptions
 
 from ..constraints import Constraints
 from ..metrics import clearly_fewer_violations
 from ..solvers.psd_lstsq import PSDLstsqResult, accumulate_gram, psd_least_squares, svec
-from ..spectral import kmeans_rows, laplacian_eigenvectors
-from ._base import ConstrainedClusteringMixin
+from ..spectral import cluster_means, kmeans_rows, laplacian_eigenvectors, normalize_rows
+from ._base import COMMON_CONSTRAINTS, NON_NEGATIVE, POSITIVE, ConstrainedClusteringMixin, Int
 
 __all__ = [
     "CCSR",
@@ -262,11 +263,31 @@ class CCSR(ConstrainedClusteringMixin):
     the paper's fit). Not every case is covered: on the first 600 digits with 50 pairs the
     default is still worse than NCut (about 0.18 vs 0.12).
 
+    ``predict`` maps new points into ``F_m`` by the Nyström extension (each new point
+    linked to its ``n_neighbors`` nearest training points with the graph's Gaussian
+    weights, :func:`spectralink.spectral.nystrom_extension`), multiplies by ``M^{1/2}``,
+    normalises the rows when the fit did, and assigns the nearest k-means centre. When an
+    eigenvalue of the normalized adjacency ``1 - lambda`` of an eigenvector that ``M``
+    uses is below ``methods._base.NYSTROM_MIN_EIGENVALUE`` (the extension divides by it)
+    a new point gets the weighted vote of its neighbours' labels instead. With
+    ``affinity="knn"`` the model keeps a reference to the training features (n x
+    n_features floats, also pickled); with ``"precomputed"`` ``predict`` takes affinities
+    of shape (n_new, n_train).
+
     References
     ----------
     Li, Z., Liu, J., & Tang, X. (2009). Constrained clustering via spectral regularization.
     CVPR, 421-428.
     """
+
+    _parameter_constraints = {
+        **COMMON_CONSTRAINTS,
+        "n_components": [Int(1)],
+        "affinity": [StrOptions({"knn", "precomputed"})],
+        "tol": [POSITIVE],
+        "shrinkage": [StrOptions({"auto"}), NON_NEGATIVE],
+        "normalize_rows": [StrOptions({"auto"}), "boolean"],
+    }
 
     def __init__(
         self,
@@ -295,9 +316,6 @@ class CCSR(ConstrainedClusteringMixin):
 
     def _fit(self, X, constraints):
         m = check_n_components(self.n_components, X.shape[0])
-        if not (isinstance(self.tol, numbers.Real) and self.tol > 0):
-            raise ValueError(f"tol must be a positive number, got {self.tol!r}.")
-        check_normalize_rows(self.normalize_rows, check_shrinkage(self.shrinkage))
         W = self._affinity(X)
         vals, F = laplacian_eigenvectors(
             W, m, random_state=self.random_state, n_clusters=self.n_clusters
@@ -327,14 +345,14 @@ class CCSR(ConstrainedClusteringMixin):
         if shrinkage == "auto":
             # the unshrunk fit, kept only if it fits the given constraints clearly better
             shrunk = self.M_, self.objective_, self.kkt_, self.n_iter_, self.embedding_
-            shrunk_labels = self.labels_
+            shrunk_labels, shrunk_centers = self.labels_, self._centers_
             self._solve(F, constraints, diag_gram, 0.0)
             self._set_labels(F, normalize)
             if clearly_fewer_violations(self.labels_, shrunk_labels, constraints):
                 lam = 0.0
             else:
                 self.M_, self.objective_, self.kkt_, self.n_iter_, self.embedding_ = shrunk
-                self.labels_ = shrunk_labels
+                self.labels_, self._centers_ = shrunk_labels, shrunk_centers
         self.shrinkage_ = lam
         return self
 
@@ -372,3 +390,15 @@ class CCSR(ConstrainedClusteringMixin):
             n_init=self.n_init,
             random_state=self.random_state,
         )
+        self._normalized_rows_ = normalize
+        emb = normalize_rows(self.embedding_) if normalize else self.embedding_
+        self._centers_ = cluster_means(emb, self.labels_, self.n_clusters)
+
+    def _embed_new(self, C):
+        root = psd_sqrt(self.M_)
+        used = np.abs(root).max(axis=1) > 1e-12 * max(np.abs(root).max(), 1e-300)
+        F = self._njw_embed_new(C, self.eigenvectors_, self.eigenvalues_, used)
+        if F is None:
+            return None
+        F = F @ root
+        return normalize_rows(F) if self._normalized_rows_ else F

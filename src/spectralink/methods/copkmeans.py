@@ -29,9 +29,12 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.cluster import kmeans_plusplus
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import StrOptions
+from sklearn.utils.validation import check_is_fitted
 
 from ..constraints import Constraints
-from ._base import ConstrainedClusteringMixin
+from ..spectral import nearest_center
+from ._base import COMMON_CONSTRAINTS, ConstrainedClusteringMixin, Int
 
 __all__ = ["COPKMeans", "InfeasibleConstraintsError", "cop_kmeans_single"]
 
@@ -192,6 +195,10 @@ class COPKMeans(ConstrainedClusteringMixin):
     works on features: ``affinity="precomputed"`` is not supported. Constraint weights
     are ignored (every constraint is hard).
 
+    ``predict`` gives each new point its nearest ``cluster_centers_`` (new points carry
+    no constraints, so the constrained assignment step reduces to k-means's); no
+    training data is kept.
+
     References
     ----------
     Wagstaff, K., Cardie, C., Rogers, S., & Schroedl, S. (2001). Constrained k-means
@@ -201,6 +208,13 @@ class COPKMeans(ConstrainedClusteringMixin):
     """
 
     _supports_precomputed = False
+    _parameter_constraints = {
+        "n_clusters": COMMON_CONSTRAINTS["n_clusters"],
+        "init": [StrOptions({"k-means++", "random"})],
+        "n_init": [Int(1)],
+        "max_iter": [Int(1)],
+        "random_state": ["random_state"],
+    }
 
     def __init__(
         self,
@@ -218,12 +232,6 @@ class COPKMeans(ConstrainedClusteringMixin):
         self.random_state = random_state
 
     def _fit(self, X, constraints):
-        if self.init not in ("random", "k-means++"):
-            raise ValueError(f"init must be 'random' or 'k-means++', got {self.init!r}.")
-        for name in ("n_init", "max_iter"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}.")
         X = np.asarray(X, dtype=np.float64)
         k = self.n_clusters
         rng = check_random_state(self.random_state)
@@ -254,3 +262,19 @@ class COPKMeans(ConstrainedClusteringMixin):
         self.labels_, self.cluster_centers_, self.inertia_, self.n_iter_ = best
         self.n_failed_init_ = failed
         return self
+
+    def predict(self, X):
+        """Nearest fitted centre of each new point (see Notes).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_new, n_features)
+
+        Returns
+        -------
+        labels : ndarray of shape (n_new,)
+        """
+        check_is_fitted(self, "cluster_centers_")
+        return nearest_center(
+            np.asarray(self._check_new_features(X), dtype=np.float64), self.cluster_centers_
+        )

@@ -26,18 +26,27 @@ from __future__ import annotations
 import os
 import warnings
 from concurrent.futures import ThreadPoolExecutor
+from numbers import Integral
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import breadth_first_order, connected_components
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Options, StrOptions
 
 from ..graph import DisconnectedGraphWarning, degrees, positive_degrees
 from ..metrics import normalized_cut
 from ..solvers.lovasz import edge_list, optimal_threshold, penalised_ratio
 from ..solvers.ratio_dca import make_problem, ratio_dca
 from ..spectral import constrained_fiedler
-from ._base import ConstrainedClusteringMixin
+from ._base import (
+    COMMON_CONSTRAINTS,
+    NON_NEGATIVE,
+    POSITIVE,
+    ConstrainedClusteringMixin,
+    Int,
+    RealRange,
+)
 
 __all__ = [
     "COSC",
@@ -425,6 +434,18 @@ class COSC(ConstrainedClusteringMixin):
         k-way: the labelings with 2, ..., k clusters of the kept recursion.
     affinity_matrix_ : sparse matrix of shape (n_samples, n_samples)
 
+    Notes
+    -----
+    ``predict`` gives a new point the weighted vote of its ``n_neighbors`` nearest
+    training points' labels, weighted by the fitted graph's weights (for
+    ``"adaptive_knn"``: ``max(s_x(j), s_j(x))`` with the new point's own scale and the
+    fitted ``sigma_j``, :func:`spectralink.graph.adaptive_knn_cross_affinity`). The
+    partition is a level set of a non-linear RatioDCA solution (recursively, for k > 2),
+    not a linear eigen-embedding, so there is nothing for a Nyström extension to reach.
+    With a feature affinity the model keeps a reference to the training features (n x
+    n_features floats, also pickled); with ``"precomputed"`` ``predict`` takes
+    affinities of shape (n_new, n_train).
+
     References
     ----------
     Rangapuram, S. S., & Hein, M. (2012). Constrained 1-spectral clustering. AISTATS.
@@ -432,6 +453,25 @@ class COSC(ConstrainedClusteringMixin):
     graph cuts. NIPS.
     Bühler, T., & Hein, M. (2009). Spectral clustering based on the graph p-Laplacian. ICML.
     """
+
+    _parameter_constraints = {
+        **{k: v for k, v in COMMON_CONSTRAINTS.items() if k != "n_init"},
+        "mode": [StrOptions({"hard", "soft", "guaranteed"})],
+        "gamma": [NON_NEGATIVE, None],
+        "max_violations": [Int(0)],
+        "n_starts": [Int(1)],
+        "affinity": [StrOptions({"adaptive_knn", "knn", "precomputed"})],
+        "split_rule": [StrOptions({"reference", "min_cut"})],
+        "n_split_starts": [Int(1)],
+        "n_recursions": [Int(1)],
+        "max_gamma_runs": [Int(1)],
+        "max_outer": [Int(1)],
+        "max_inner": [Int(1)],
+        "tol": [POSITIVE],
+        "crit_tol": [RealRange(0, 1, closed="left")],
+        "n_perturbations": [Int(0)],
+        "n_jobs": [Int(1), Options(Integral, {-1}), None],
+    }
 
     def __init__(
         self,
@@ -479,39 +519,6 @@ class COSC(ConstrainedClusteringMixin):
     def _feature_affinities(self) -> set:
         return {"adaptive_knn", "knn"}
 
-    def _check_params(self):
-        if self.mode not in ("hard", "soft", "guaranteed"):
-            raise ValueError(f"mode must be 'hard', 'soft' or 'guaranteed', got {self.mode!r}.")
-        if self.split_rule not in ("min_cut", "reference"):
-            raise ValueError(
-                f"split_rule must be 'min_cut' or 'reference', got {self.split_rule!r}."
-            )
-        if self.gamma is not None and not (np.isfinite(self.gamma) and self.gamma >= 0):
-            raise ValueError(f"gamma must be a non-negative number, got {self.gamma!r}.")
-        for name in ("max_violations", "n_perturbations"):
-            val = getattr(self, name)
-            if isinstance(val, bool) or not (isinstance(val, (int, np.integer)) and val >= 0):
-                raise ValueError(f"{name} must be an integer >= 0, got {val!r}.")
-        for name in (
-            "n_starts",
-            "n_split_starts",
-            "n_recursions",
-            "max_gamma_runs",
-            "max_outer",
-            "max_inner",
-        ):
-            val = getattr(self, name)
-            if not (isinstance(val, (int, np.integer)) and val >= 1):
-                raise ValueError(f"{name} must be a positive integer, got {val!r}.")
-        if not (self.tol > 0):
-            raise ValueError(f"tol must be positive, got {self.tol!r}.")
-        if not (0 <= self.crit_tol < 1):
-            raise ValueError(f"crit_tol must be in [0, 1), got {self.crit_tol!r}.")
-        if self.n_jobs is not None and not (
-            isinstance(self.n_jobs, (int, np.integer)) and (self.n_jobs >= 1 or self.n_jobs == -1)
-        ):
-            raise ValueError(f"n_jobs must be None, -1 or a positive integer, got {self.n_jobs!r}.")
-
     def _opts(self):
         return {
             "max_outer": self.max_outer,
@@ -522,7 +529,6 @@ class COSC(ConstrainedClusteringMixin):
         }
 
     def _fit(self, X, constraints):
-        self._check_params()
         W = self._affinity(X)
         d = positive_degrees(W, "COSC")
         rng = check_random_state(self.random_state)

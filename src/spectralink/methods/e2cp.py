@@ -15,6 +15,7 @@ import numbers
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.utils._param_validation import StrOptions
 
 from ..constraints import Constraints
 from ..solvers.propagation import (
@@ -25,7 +26,7 @@ from ..solvers.propagation import (
     refine_masked,
 )
 from ..spectral import njw_clustering
-from ._base import ConstrainedClusteringMixin
+from ._base import COMMON_CONSTRAINTS, POSITIVE, ConstrainedClusteringMixin, Int
 
 __all__ = ["E2CP", "refined_affinity"]
 
@@ -152,6 +153,16 @@ class E2CP(ConstrainedClusteringMixin):
     refinement_ : {"dense", "masked"}
         The refinement path used.
 
+    Notes
+    -----
+    ``predict`` gives a new point the weighted vote of its ``n_neighbors`` nearest
+    training points' labels, weighted by the k-NN graph's Gaussian weights. The
+    propagation (eq. 11) is transductive: it reaches no point outside the training set,
+    so a new point's propagated values are 0 and eq. 12 leaves its edges at the plain
+    graph weights; the vote uses exactly those. With ``affinity="knn"`` the model keeps a
+    reference to the training features (n x n_features floats, also pickled); with
+    ``"precomputed"`` ``predict`` takes affinities of shape (n_new, n_train).
+
     References
     ----------
     Lu, Z., & Ip, H. H. S. (2010). Constrained spectral clustering via exhaustive and
@@ -161,6 +172,16 @@ class E2CP(ConstrainedClusteringMixin):
     Ng, A., Jordan, M., & Weiss, Y. (2002). On spectral clustering: analysis and an
     algorithm. NIPS.
     """
+
+    _parameter_constraints = {
+        **COMMON_CONSTRAINTS,
+        "affinity": [StrOptions({"knn", "precomputed"})],
+        "eta": [POSITIVE],
+        "refinement": [StrOptions({"auto", "dense", "masked"})],
+        "dense_max": [Int(0)],
+        "tol": [POSITIVE],
+        "f_scale": [StrOptions({"clip", "max"})],
+    }
 
     def __init__(
         self,

@@ -36,19 +36,34 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg as la
 import scipy.sparse as sp
+from sklearn.utils._param_validation import StrOptions
 
 from ..graph import check_connectivity
 from ..metrics import clearly_fewer_violations
 from ..neighbors import search
 from ..parallel import limit_threads
 from ..solvers.constrained_pencil import (
+    constraint_block,
     definite_pencil_eigh,
     lowrank_pencil_positive,
     partition_constraint_value,
     q_factor,
 )
-from ..spectral import kmeans_rows
-from ._base import ConstrainedClusteringMixin
+from ..spectral import (
+    cluster_means,
+    kmeans_rows,
+    nearest_center,
+    normalize_rows,
+    nystrom_extension,
+)
+from ._base import (
+    COMMON_CONSTRAINTS,
+    NYSTROM_MIN_EIGENVALUE,
+    ConstrainedClusteringMixin,
+    Int,
+    RealRange,
+    weighted_vote,
+)
 
 __all__ = [
     "FCSC",
@@ -57,12 +72,43 @@ __all__ = [
     "fcsc_basis",
     "fcsc_beta",
     "fcsc_eigenpairs",
+    "fcsc_extension",
     "fcsc_rbf_affinity",
+    "fcsc_rbf_cross_affinity",
     "fcsc_solve",
 ]
 
 COST_TOL = 1e-10
 LOWRANK_MAX_ROOTS = 32
+#: predict with ``affinity="rbf"``: entries of the dense (new x training) block at once
+_RBF_BLOCK = 2**22
+
+
+def fcsc_rbf_cross_affinity(X_fit: np.ndarray, X_new: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The :func:`fcsc_rbf_affinity` weights of new points to the training points.
+
+    Features are scaled by the training mean and standard deviation (constant training
+    features dropped), as in the fitted graph.
+
+    Returns
+    -------
+    A : ndarray of shape (n_new, n_fit)
+    nearest : ndarray of shape (n_new,)
+        Each new point's nearest training point in the scaled space.
+    """
+    X_fit = np.asarray(X_fit, dtype=np.float64)
+    std = X_fit.std(axis=0)
+    keep = std > 0
+    mean = X_fit[:, keep].mean(axis=0)
+    F = (X_fit[:, keep] - mean) / std[keep]
+    N = (np.asarray(X_new, dtype=np.float64)[:, keep] - mean) / std[keep]
+    D2 = (
+        np.einsum("ij,ij->i", N, N)[:, None]
+        + np.einsum("ij,ij->i", F, F)[None, :]
+        - 2.0 * (N @ F.T)
+    )
+    np.maximum(D2, 0.0, out=D2)
+    return np.exp(-D2 / 2.0), np.argmin(D2, axis=1)
 
 
 def fcsc_rbf_affinity(X: np.ndarray) -> np.ndarray:
@@ -320,6 +366,50 @@ def fcsc_solve(
     }
 
 
+def fcsc_extension(
+    C: sp.spmatrix,
+    degrees: np.ndarray,
+    vectors: np.ndarray,
+    eigenvalues: np.ndarray,
+    b: float,
+    c: np.ndarray,
+) -> np.ndarray:
+    """FCSC's KKT condition read at new points: the Nyström extension of its vectors.
+
+    A new point ``x`` carries no constraint (its row of ``Q_bar`` is 0), so row ``x`` of
+    ``L_bar v = lambda (Q_bar - b I) v - lambda c t`` gives
+
+        v(x) = (sum_j w(x, x_j) / sqrt(d(x) d_j) v_j - lambda c t(x)) / (1 + lambda b),
+
+    with ``t = D^{1/2} 1 / sqrt(vol)`` the trivial direction and ``c = t^T Q_bar v`` the
+    multiplier of ``v`` orthogonal to ``t`` (``beta="auto"``; 0 otherwise). On an
+    unconstrained training point with its own row of ``W`` this returns ``v`` exactly.
+
+    Parameters
+    ----------
+    C : sparse matrix of shape (n_new, n)
+        Weights of the new points to the training points.
+    degrees : ndarray of shape (n,)
+    vectors : ndarray of shape (n, m)
+        The selected unit vectors ``v``.
+    eigenvalues : ndarray of shape (m,)
+        Their ``lambda > 0``.
+    b : float
+        ``beta / vol``.
+    c : ndarray of shape (m,)
+
+    Returns
+    -------
+    ndarray of shape (n_new, m)
+    """
+    m = vectors.shape[1]
+    Sv = nystrom_extension(C, degrees, vectors, np.ones(m))
+    d_new = np.asarray(sp.csr_matrix(C).sum(axis=1)).ravel()
+    t = np.sqrt(d_new / degrees.sum())
+    lam = np.asarray(eigenvalues, dtype=np.float64)
+    return (Sv - t[:, None] * (lam * c)[None, :]) / (1.0 + lam * b)[None, :]
+
+
 class FCSC(ConstrainedClusteringMixin):
     """Flexible constrained spectral clustering (Wang & Davidson), exact 2-way and K-way.
 
@@ -398,12 +488,32 @@ class FCSC(ConstrainedClusteringMixin):
     half of its norm on the constrained points. Both explain weak FCSC accuracy with few
     constraints; ``affinity="knn"`` and ``normalize=True`` are the usual remedies.
 
+    ``predict`` links each new point to the training points with the fitted graph's
+    weights (its ``n_neighbors`` nearest with the k-NN Gaussian weights; every training
+    point with the RBF weights of ``"rbf"``, in blocks of rows) and reads the KKT
+    condition at it (:func:`fcsc_extension`, a Nyström extension of the selected
+    vectors): 2-way labels by the sign of ``D^{-1/2} v``, K-way by the nearest k-means
+    centre of the (row-normalised) embedding. When the labels are the normalized cut's
+    (``fallback_``) the NJW embedding is extended instead
+    (:func:`spectralink.spectral.nystrom_extension`). The model keeps the training
+    features for a feature affinity (n x n_features floats, also pickled) and the
+    selected vectors; with ``"precomputed"`` ``predict`` takes affinities of shape
+    (n_new, n_train).
+
     References
     ----------
     Wang, X., & Davidson, I. (2010). Flexible constrained spectral clustering. KDD.
     Wang, X., Qian, B., & Davidson, I. (2014). On constrained spectral clustering and its
     applications. Data Mining and Knowledge Discovery 28(1).
     """
+
+    _parameter_constraints = {
+        **COMMON_CONSTRAINTS,
+        "affinity": [StrOptions({"knn", "rbf", "precomputed"})],
+        "beta": [StrOptions({"auto", "paper"}), RealRange(-np.inf, np.inf), None],
+        "normalize": ["boolean"],
+        "max_samples": [Int(2)],
+    }
 
     def __init__(
         self,
@@ -433,8 +543,6 @@ class FCSC(ConstrainedClusteringMixin):
 
     def _fit(self, X, constraints):
         n = X.shape[0]
-        if not isinstance(self.max_samples, numbers.Integral) or self.max_samples < 2:
-            raise ValueError(f"max_samples must be an integer >= 2, got {self.max_samples!r}.")
         if n > self.max_samples:
             raise ValueError(
                 f"FCSC solves a dense {n} x {n} eigenproblem (O(n^3) time, O(n^2) memory); "
@@ -443,6 +551,7 @@ class FCSC(ConstrainedClusteringMixin):
             )
         if self.affinity == "rbf":
             W = connect_isolated(fcsc_rbf_affinity(X), np.asarray(X, dtype=np.float64))
+            self._fit_X_, self._graph_spec_ = X, {"kind": "rbf"}
         else:
             W = self._affinity(X)
             check_connectivity(W, n_clusters=self.n_clusters)
@@ -469,4 +578,75 @@ class FCSC(ConstrainedClusteringMixin):
         self.eigenvalues_ = out["eigenvalues"]
         self.costs_ = out["costs"]
         self.beta_ = out["beta"]
+        self._set_extension(basis, out, constraints)
         return self
+
+    def _set_extension(self, basis: FCSCBasis, out: dict, constraints) -> None:
+        """What :meth:`predict` needs: the vectors behind ``labels_`` and their centres."""
+        k = self.n_clusters
+        self._degrees_ = basis.degrees
+        if self.fallback_:
+            V = basis.eigenvectors[:, :k]
+            self._extension_ = {"kind": "ncut", "vectors": V, "mu": 1.0 - basis.eigenvalues[:k]}
+            self._centers_ = cluster_means(normalize_rows(V), self.labels_, k)
+            return
+        V, lam = out["vectors"], out["eigenvalues"]
+        c = np.zeros(V.shape[1])
+        if isinstance(self.beta, str) and self.beta == "auto":
+            # the multiplier of v orthogonal to t (fcsc_extension): c = t^T Q_bar v, and
+            # t^T D^{-1/2} = 1^T / sqrt(vol)
+            P, Q = constraint_block(constraints)
+            Vp = V[P] / np.sqrt(basis.degrees[P])[:, None]
+            c = np.asarray(Q @ Vp).sum(axis=0) / np.sqrt(basis.volume)
+        scale = np.sqrt(basis.volume) * (1.0 if k == 2 else 1.0 - out["costs"])
+        self._extension_ = {
+            "kind": "fcsc", "vectors": V, "eigenvalues": lam, "b": out["beta"], "c": c,
+            "scale": scale,
+        }  # fmt: skip
+        if k > 2:
+            emb = normalize_rows(self.embedding_) if self.normalize else self.embedding_
+            self._centers_ = cluster_means(emb, self.labels_, k)
+
+    def predict(self, X):
+        if getattr(self, "_graph_spec_", {}).get("kind") != "rbf":
+            return super().predict(X)
+        # the RBF links every new point to every training point: bound the dense block
+        X = self._check_new_features(X)
+        step = max(1, _RBF_BLOCK // len(self.labels_))
+        return np.concatenate(
+            [super(FCSC, self).predict(X[i : i + step]) for i in range(0, X.shape[0], step)]
+        )
+
+    predict.__doc__ = ConstrainedClusteringMixin.predict.__doc__
+
+    def _new_point_affinity(self, X):
+        if self._graph_spec_["kind"] != "rbf":
+            return super()._new_point_affinity(X)
+        A, nearest = fcsc_rbf_cross_affinity(self._fit_X_, self._check_new_features(X))
+        return sp.csr_matrix(A), nearest
+
+    def _embed_new(self, C):
+        ext = self._extension_
+        if ext["kind"] == "ncut":
+            if np.any(ext["mu"] < NYSTROM_MIN_EIGENVALUE):
+                return None
+            return normalize_rows(nystrom_extension(C, self._degrees_, ext["vectors"], ext["mu"]))
+        lam = ext["eigenvalues"]
+        if np.any(1.0 + lam * ext["b"] < NYSTROM_MIN_EIGENVALUE):
+            return None
+        v = fcsc_extension(C, self._degrees_, ext["vectors"], lam, ext["b"], ext["c"])
+        d_new = np.asarray(C.sum(axis=1)).ravel()
+        inv = np.zeros_like(d_new)
+        inv[d_new > 0] = 1.0 / np.sqrt(d_new[d_new > 0])
+        emb = v * inv[:, None] * ext["scale"]
+        if self.n_clusters == 2 or not self.normalize:
+            return emb
+        return normalize_rows(emb)
+
+    def _predict_from_affinity(self, C):
+        F = self._embed_new(C)
+        if F is None:
+            return weighted_vote(C, self.labels_, self.n_clusters)
+        if self.n_clusters == 2 and self._extension_["kind"] == "fcsc":
+            return (F[:, 0] > 0).astype(np.int64)  # the sign cut of the fit
+        return nearest_center(F, self._centers_)

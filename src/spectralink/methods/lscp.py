@@ -10,11 +10,58 @@ with :class:`spectralink.methods.e2cp.E2CP`.
 
 from __future__ import annotations
 
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils._param_validation import StrOptions
+
+from .. import graph
 from ..progress import stage
-from ..similarity import learn_similarity
+from ..similarity import learn_similarity, local_gram
+from ..solvers.simplex_qp import simplex_qp
+from ._base import NON_NEGATIVE, POSITIVE
 from .e2cp import DENSE_REFINEMENT_MAX, E2CP
 
-__all__ = ["LSCP"]
+__all__ = ["LSCP", "reconstruction_weights"]
+
+#: Bytes of the (batch, k, n_features) neighbour gather per batch of new points.
+_BATCH_BYTES = 64 * 2**20
+
+
+def reconstruction_weights(
+    X_fit: np.ndarray,
+    X_new: np.ndarray,
+    dist: np.ndarray,
+    ind: np.ndarray,
+    *,
+    kernel: str = "gaussian",
+    sigma: float = 1.0,
+    mu: float = 0.1,
+) -> np.ndarray:
+    """Weights reconstructing new points from their training neighbours (eq. 6, no
+    constraint term): ``min_w w' G_x w + mu ||w||^2`` on the simplex.
+
+    A new point carries no constraint, so eq. 6's constraint error vanishes and only the
+    local Gram matrix ``G_x`` (eq. 4) over its neighbours ``ind`` (at distances ``dist``)
+    and the ridge remain.
+
+    Returns
+    -------
+    weights : ndarray of shape (n_new, k), rows on the probability simplex
+    """
+    n_new, k = ind.shape
+    out = np.empty((n_new, k))
+    batch = max(1, int(_BATCH_BYTES // (8 * k * max(X_fit.shape[1], k))))
+    eye = np.eye(k)
+    for start in range(0, n_new, batch):
+        sl = slice(start, min(start + batch, n_new))
+        if kernel == "linear":
+            diff = X_fit[ind[sl]] - X_new[sl, None, :]  # x_j - x
+            G = np.matmul(diff, diff.transpose(0, 2, 1))
+        else:
+            G = local_gram(X_fit, ind[sl], dist[sl], kernel="gaussian", sigma=sigma)
+        A = G + mu * eye
+        out[sl] = simplex_qp(0.5 * (A + A.transpose(0, 2, 1)), np.zeros((sl.stop - sl.start, k)))
+    return out
 
 
 class LSCP(E2CP):
@@ -60,6 +107,15 @@ class LSCP(E2CP):
     eigenvalues_ : ndarray of shape (n_clusters,)
     refinement_ : {"dense", "masked"}
 
+    Notes
+    -----
+    ``predict`` reconstructs each new point from its ``n_neighbors`` nearest training
+    points as in step 1 (eq. 6 with the constraint term absent: a new point carries no
+    constraint; :func:`reconstruction_weights`) and gives it the vote of their labels
+    weighted by those reconstruction weights. As for :class:`E2CP`, the propagation does
+    not reach points outside the training set, so no embedding is extended. The model
+    keeps a reference to the training features (n x n_features floats, also pickled).
+
     References
     ----------
     Learning similarities for pairwise constraint propagation. Multimedia Tools and
@@ -69,6 +125,13 @@ class LSCP(E2CP):
     """
 
     _supports_precomputed = False
+    _parameter_constraints = {
+        **E2CP._parameter_constraints,
+        "affinity": [StrOptions({"knn"})],
+        "lam": [NON_NEGATIVE],
+        "mu": [POSITIVE],
+        "kernel": [StrOptions({"gaussian", "linear"})],
+    }
 
     def __init__(
         self,
@@ -106,17 +169,36 @@ class LSCP(E2CP):
         self.kernel = kernel
 
     def _fit(self, X, constraints):
+        k = min(self.n_neighbors, X.shape[0] - 1)
+        # one neighbour search, shared with predict's record of the bandwidth
+        neighbors = graph.kneighbors(X, k, random_state=self.random_state)
         with stage("graph") as st:
             st.detail = "LSCP local reconstruction"
             W = learn_similarity(
                 X,
                 constraints,
-                n_neighbors=min(self.n_neighbors, X.shape[0] - 1),
+                n_neighbors=k,
                 lam=self.lam,
                 mu=self.mu,
                 sigma=self.sigma,
                 kernel=self.kernel,
                 random_state=self.random_state,
+                neighbors=neighbors,
             )
         self.similarity_ = W
+        self._fit_X_ = X
+        sigma = graph.sigma_from_distances(neighbors[0]) if self.sigma is None else self.sigma
+        self._graph_spec_ = {"kind": "lscp", "n_neighbors": k, "sigma": float(sigma)}
         self._cluster_graph(W, constraints)
+
+    def _new_point_affinity(self, X):
+        X = self._check_new_features(X)
+        k = self._graph_spec_["n_neighbors"]
+        dist, ind = graph.kneighbors_query(self._fit_X_, X, k, random_state=self.random_state)
+        w = reconstruction_weights(
+            self._fit_X_, X, dist, ind, kernel=self.kernel, sigma=self._graph_spec_["sigma"],
+            mu=self.mu,
+        )  # fmt: skip
+        rows = np.repeat(np.arange(X.shape[0]), k)
+        C = sp.csr_matrix((w.ravel(), (rows, ind.ravel())), shape=(X.shape[0], len(self.labels_)))
+        return C, ind[:, 0]

@@ -8,8 +8,10 @@ comparisons as the constrained methods.
 
 from __future__ import annotations
 
-from ..spectral import njw_clustering
-from ._base import ConstrainedClusteringMixin
+from sklearn.utils._param_validation import StrOptions
+
+from ..spectral import cluster_means, njw_clustering, normalize_rows
+from ._base import COMMON_CONSTRAINTS, ConstrainedClusteringMixin
 
 __all__ = ["NCut"]
 
@@ -41,6 +43,17 @@ class NCut(ConstrainedClusteringMixin):
         The k smallest Laplacian eigenvectors (before row normalisation).
     eigenvalues_ : ndarray of shape (n_clusters,)
 
+    Notes
+    -----
+    ``predict`` maps new points into the embedding by the Nyström extension (each new
+    point linked to its ``n_neighbors`` nearest training points with the graph's Gaussian
+    weights, :func:`spectralink.spectral.nystrom_extension`), normalises the rows and
+    assigns the nearest k-means centre (the mean normalised row of each cluster). With
+    ``affinity="knn"`` the model keeps a reference to the training features for the
+    neighbour search (n x n_features floats, also in its pickle); with
+    ``affinity="precomputed"`` ``predict`` takes the new points' affinities to the
+    training points, shape (n_new, n_train).
+
     References
     ----------
     Shi, J., & Malik, J. (2000). Normalized cuts and image segmentation. IEEE TPAMI 22(8).
@@ -49,6 +62,10 @@ class NCut(ConstrainedClusteringMixin):
     """
 
     _uses_constraints = False
+    _parameter_constraints = {
+        **COMMON_CONSTRAINTS,
+        "affinity": [StrOptions({"knn", "precomputed"})],
+    }
 
     def __init__(
         self,
@@ -76,3 +93,8 @@ class NCut(ConstrainedClusteringMixin):
         self.eigenvalues_ = vals
         self.embedding_ = F
         self.labels_ = labels
+        self._centers_ = cluster_means(normalize_rows(F), labels, self.n_clusters)
+
+    def _embed_new(self, C):
+        F = self._njw_embed_new(C, self.embedding_, self.eigenvalues_)
+        return None if F is None else normalize_rows(F)

@@ -33,12 +33,12 @@ algorithm are implemented exactly, with these numerical choices:
 
 from __future__ import annotations
 
-import numbers
 import warnings
 
 import numpy as np
 import scipy.linalg as la
 import scipy.sparse as sp
+from sklearn.utils._param_validation import StrOptions
 
 from .. import landmarks as lm
 from ..metrics import clearly_fewer_violations
@@ -49,6 +49,7 @@ from ..solvers.constrained_pencil import (
     partition_constraint_value,
 )
 from ..spectral import sign_flip
+from ._base import RealRange
 from .lscr import _CLUSTER_DOC, _LandmarkClustering, lscr_embedding
 
 __all__ = ["SCACS", "scacs_beta0", "scacs_directions", "scacs_q_hat"]
@@ -276,6 +277,11 @@ class SCACS(_LandmarkClustering):
     representation. AAAI.
     """
 
+    _parameter_constraints = {
+        **_LandmarkClustering._parameter_constraints,
+        "beta0": [StrOptions({"auto", "paper"}), RealRange(-np.inf, np.inf)],
+    }
+
     def __init__(
         self,
         n_clusters: int = 2,
@@ -311,14 +317,6 @@ class SCACS(_LandmarkClustering):
                 "SCACS needs constraints (e.g. Constraints.from_labeled_subset); for "
                 "unconstrained landmark clustering use LSCR."
             )
-        if not (
-            (isinstance(self.beta0, str) and self.beta0 in ("auto", "paper"))
-            or (isinstance(self.beta0, numbers.Real) and np.isfinite(self.beta0))
-        ):
-            raise ValueError(
-                f"beta0 must be 'auto', 'paper' or a finite number, got {self.beta0!r}."
-            )
-        self._check_landmark_params(X.shape[0])
         self._fit_graph(self._build_graph(X), constraints)
 
     def _fit_graph(self, graph: lm.LandmarkGraph, constraints) -> SCACS:

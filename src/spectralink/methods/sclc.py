@@ -27,17 +27,16 @@ critique). It is defined for two clusters only.
 
 from __future__ import annotations
 
-from numbers import Integral, Real
-
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import StrOptions
 
 from ..constraints import Constraints
 from ..graph import positive_degrees
 from ..metrics import normalized_cut
 from ..spectral import constrained_fiedler
-from ._base import ConstrainedClusteringMixin
+from ._base import COMMON_CONSTRAINTS, POSITIVE, ConstrainedClusteringMixin, Int
 from .cosc import merge_vertices, reduce_cannot_links, two_colouring
 
 __all__ = ["SCLC", "sign_partition"]
@@ -100,6 +99,17 @@ class SCLC(ConstrainedClusteringMixin):
         Number of the given constraints the labels violate.
     affinity_matrix_ : sparse matrix of shape (n_samples, n_samples)
 
+    Notes
+    -----
+    ``predict`` gives a new point the weighted vote of its ``n_neighbors`` nearest
+    training points' labels, weighted by the fitted graph's weights (as
+    :class:`~spectralink.COSC`). The constrained eigenvector solves the eigenproblem only
+    up to the multipliers of the linear constraints (the balance row reaches every
+    point), so reading the eigen-equation at a new point (Nyström) is not exact. With a
+    feature affinity the model keeps a reference to the training features (n x
+    n_features floats, also pickled); with ``"precomputed"`` ``predict`` takes affinities
+    of shape (n_new, n_train).
+
     References
     ----------
     Xu, L., Li, W., & Schuurmans, D. (2009). Fast normalized cut with linear constraints.
@@ -107,6 +117,16 @@ class SCLC(ConstrainedClusteringMixin):
     Rangapuram, S. S., & Hein, M. (2012). Constrained 1-spectral clustering. AISTATS
     (the comparison and the critique of the encoding).
     """
+
+    _parameter_constraints = {
+        "n_clusters": COMMON_CONSTRAINTS["n_clusters"],
+        "affinity": [StrOptions({"adaptive_knn", "knn", "precomputed"})],
+        "n_neighbors": COMMON_CONSTRAINTS["n_neighbors"],
+        "sigma": COMMON_CONSTRAINTS["sigma"],
+        "tol": [POSITIVE],
+        "maxiter": [Int(1)],
+        "random_state": ["random_state"],
+    }
 
     def __init__(
         self,
@@ -136,12 +156,6 @@ class SCLC(ConstrainedClusteringMixin):
                 f"SCLC partitions into 2 clusters only (got n_clusters={self.n_clusters}); "
                 "its cannot-link encoding v_i = -v_j has no k-way form. Use COSC for k > 2."
             )
-        if isinstance(self.tol, bool) or not (isinstance(self.tol, Real) and self.tol > 0):
-            raise ValueError(f"tol must be a positive number, got {self.tol!r}.")
-        if isinstance(self.maxiter, bool) or not (
-            isinstance(self.maxiter, Integral) and self.maxiter >= 1
-        ):
-            raise ValueError(f"maxiter must be a positive integer, got {self.maxiter!r}.")
         W = self._affinity(X)
         d = positive_degrees(W, "SCLC")
         Wr, gr, mapping = merge_vertices(W, d, constraints.ml_components)

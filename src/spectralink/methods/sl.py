@@ -26,6 +26,7 @@ import scipy.linalg as la
 import scipy.sparse as sp
 from scipy.sparse.linalg import ArpackNoConvergence, eigsh, lobpcg
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import StrOptions
 
 from ..constraints import Constraints
 from ..graph import check_connectivity, degrees
@@ -33,12 +34,14 @@ from ..parallel import limit_threads
 from ..spectral import (
     DENSE_EIGEN_MAX,
     amg_preconditioner,
+    cluster_means,
     has_pyamg,
     kmeans_rows,
     laplacian_eigenvectors,
+    normalize_rows,
     sign_flip,
 )
-from ._base import ConstrainedClusteringMixin
+from ._base import COMMON_CONSTRAINTS, ConstrainedClusteringMixin
 
 __all__ = ["SpectralLearning", "modify_affinity", "additive_eigenvectors"]
 
@@ -210,12 +213,28 @@ class SpectralLearning(ConstrainedClusteringMixin):
     give the paper's hard rule. For precomputed affinities with entries above 1, the
     must-link value is the largest entry instead of 1.
 
+    ``predict``: with ``normalization="symmetric"`` new points are mapped into the
+    embedding by the Nyström extension through the constraint-modified affinity (each new
+    point linked to its ``n_neighbors`` nearest training points with the graph's Gaussian
+    weights; it has no constraint of its own), rows normalised, nearest k-means centre.
+    With ``"additive"`` the extension of the unnormalised Laplacian's eigenvectors divides
+    by ``d(x) - lambda``, unstable for weakly linked points, so a new point gets the
+    weighted vote of its neighbours' labels instead. With ``affinity="knn"`` the model
+    keeps a reference to the training features (n x n_features floats, also pickled);
+    with ``"precomputed"`` ``predict`` takes affinities of shape (n_new, n_train).
+
     References
     ----------
     Kamvar, S. D., Klein, D., & Manning, C. D. (2003). Spectral learning. IJCAI, 561-566.
     Ng, A., Jordan, M., & Weiss, Y. (2002). On spectral clustering: analysis and an algorithm.
     NIPS.
     """
+
+    _parameter_constraints = {
+        **COMMON_CONSTRAINTS,
+        "affinity": [StrOptions({"knn", "precomputed"})],
+        "normalization": [StrOptions({"symmetric", "additive"})],
+    }
 
     def __init__(
         self,
@@ -237,10 +256,6 @@ class SpectralLearning(ConstrainedClusteringMixin):
         self.random_state = random_state
 
     def _fit(self, X, constraints):
-        if self.normalization not in ("additive", "symmetric"):
-            raise ValueError(
-                f"normalization must be 'additive' or 'symmetric', got {self.normalization!r}."
-            )
         A = modify_affinity(self._affinity(X), constraints)
         k = self.n_clusters
         if self.normalization == "additive":
@@ -254,4 +269,11 @@ class SpectralLearning(ConstrainedClusteringMixin):
         self.labels_ = kmeans_rows(
             F, k, normalize=True, n_init=self.n_init, random_state=self.random_state
         )
+        self._centers_ = cluster_means(normalize_rows(F), self.labels_, k)
         return self
+
+    def _embed_new(self, C):
+        if self.normalization == "additive":
+            return None
+        F = self._njw_embed_new(C, self.embedding_, self.eigenvalues_)
+        return None if F is None else normalize_rows(F)

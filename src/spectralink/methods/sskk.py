@@ -28,7 +28,6 @@ so one assignment sweep costs ``O(nnz(P) k)``.
 
 from __future__ import annotations
 
-import numbers
 import warnings
 
 import numpy as np
@@ -36,12 +35,19 @@ import scipy.linalg as la
 import scipy.sparse as sp
 from scipy.sparse.linalg import ArpackNoConvergence, eigsh
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import StrOptions
 
 from ..constraints import Constraints
 from ..graph import degrees
-from ._base import ConstrainedClusteringMixin
+from ._base import COMMON_CONSTRAINTS, NON_NEGATIVE, ConstrainedClusteringMixin, Int
 
-__all__ = ["SSKK", "penalty_matrix", "psd_shift", "weighted_kernel_kmeans"]
+__all__ = [
+    "SSKK",
+    "kernel_kmeans_assign",
+    "penalty_matrix",
+    "psd_shift",
+    "weighted_kernel_kmeans",
+]
 
 
 def penalty_matrix(constraints: Constraints, n_clusters: int, penalty=None) -> sp.csr_matrix:
@@ -237,6 +243,29 @@ def weighted_kernel_kmeans(
     return labels, obj, n_iter
 
 
+def kernel_kmeans_assign(
+    C: sp.spmatrix, labels: np.ndarray, volumes: np.ndarray, links: np.ndarray
+) -> np.ndarray:
+    """Nearest kernel-space centroid of new points under ``K = D^{-1} P D^{-1}``.
+
+    A new point ``x`` with weights ``C`` (n_new x n) to the training points has
+    ``K(x, j) = w(x, x_j) / (d(x) d_j)``; with centroids weighted by the degrees, its
+    squared distance to cluster ``c`` is, up to a term of ``x`` alone,
+    ``-2 w(x, c) / (d(x) s_c) + z_c^T P z_c / s_c^2`` (the module docstring's formula
+    without the shift). ``volumes`` are the ``s_c``, ``links`` the ``z_c^T P z_c``.
+    """
+    k = len(volumes)
+    n = len(labels)
+    onehot = sp.csr_matrix((np.ones(n), (np.arange(n), labels)), shape=(n, k))
+    W = (sp.csr_matrix(C) @ onehot).toarray()
+    d = W.sum(axis=1)
+    d[d <= 0] = 1.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dist = -2.0 * W / (d[:, None] * volumes[None, :]) + links / volumes**2
+    dist[:, volumes <= 0] = np.inf
+    return np.argmin(dist, axis=1).astype(np.int64)
+
+
 class SSKK(ConstrainedClusteringMixin):
     """Semi-supervised kernel k-means, normalized-cut version (SSKK).
 
@@ -293,6 +322,17 @@ class SSKK(ConstrainedClusteringMixin):
     for the normalized cut of ``A`` (Dhillon, Guan & Kulis 2004), initialised by
     farthest-first traversal over single points.
 
+    ``predict`` is kernel k-means's assignment step for a point outside the training set:
+    a new point ``x``, linked to its ``n_neighbors`` nearest training points with the
+    graph's Gaussian weights ``w(x, x_j)`` (it has no constraint), goes to the cluster
+    whose kernel-space centroid is nearest, ``argmin_c -2 w(x, c) / (d(x) s_c) + z_c^T P
+    z_c / s_c^2`` (:func:`kernel_kmeans_assign`; ``s_c`` the cluster's volume,
+    ``P = A + W^c``). The diagonal shift is left out: it only helps the sweeps converge,
+    and a point outside the training set has no diagonal entry in the fitted kernel.
+    With ``affinity="knn"`` the model keeps a reference to the training features (n x
+    n_features floats, also pickled); with ``"precomputed"`` ``predict`` takes
+    affinities of shape (n_new, n_train).
+
     References
     ----------
     Kulis, B., Basu, S., Dhillon, I., & Mooney, R. (2005). Semi-supervised graph clustering:
@@ -300,6 +340,14 @@ class SSKK(ConstrainedClusteringMixin):
     Dhillon, I., Guan, Y., & Kulis, B. (2004). Kernel k-means, spectral clustering and
     normalized cuts. KDD, 551-556.
     """
+
+    _parameter_constraints = {
+        **COMMON_CONSTRAINTS,
+        "affinity": [StrOptions({"knn", "precomputed"})],
+        "penalty": [NON_NEGATIVE, None],
+        "shift": [StrOptions({"auto"}), NON_NEGATIVE],
+        "max_iter": [Int(1)],
+    }
 
     def __init__(
         self,
@@ -324,23 +372,7 @@ class SSKK(ConstrainedClusteringMixin):
         self.max_iter = max_iter
         self.random_state = random_state
 
-    def _check_params(self):
-        def nonneg(v):
-            return isinstance(v, numbers.Real) and not isinstance(v, bool) and 0 <= v < np.inf
-
-        if self.penalty is not None and not nonneg(self.penalty):
-            raise ValueError(
-                f"penalty must be None or a non-negative number, got {self.penalty!r}."
-            )
-        if not (isinstance(self.shift, str) and self.shift == "auto") and not nonneg(self.shift):
-            raise ValueError(f"shift must be 'auto' or a non-negative number, got {self.shift!r}.")
-        for name in ("n_init", "max_iter"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
-                raise ValueError(f"{name} must be a positive integer, got {v!r}.")
-
     def _fit(self, X, constraints):
-        self._check_params()
         A = self._affinity(X)
         self.affinity_matrix_ = A
         self._fit_graph(A, constraints)
@@ -386,4 +418,9 @@ class SSKK(ConstrainedClusteringMixin):
             if obj < best[0]:
                 best = (obj, labels, n_iter)
         self.objective_, self.labels_, self.n_iter_ = best
+        # the unshifted kernel-space centroids, for predict
+        _, self._cluster_volumes_, self._cluster_links_ = _distances(P, d, 0.0, self.labels_, k)
         return self
+
+    def _predict_from_affinity(self, C):
+        return kernel_kmeans_assign(C, self.labels_, self._cluster_volumes_, self._cluster_links_)
