@@ -5,9 +5,12 @@ can be held out: fit on part of the must-link / cannot-link pairs (always on *al
 points) and count how many of the held-out pairs the partition satisfies (Pourrajabi et
 al. 2014; Van Craenendonck & Blockeel 2017). :class:`ConstraintSearchCV` does this over a
 scikit-learn style parameter grid, possibly across methods; :func:`constraint_folds`
-builds the folds, :func:`balanced_constraint_score` and :func:`constraint_accuracy` are
-the built-in scores, and :func:`relative_sigmas` expresses Gaussian bandwidths as
-multiples of the library's default bandwidth r.
+builds the folds (over the pairs, or over the constrained points when the pairs imply one
+another), :func:`balanced_constraint_score` and :func:`constraint_accuracy` are the
+built-in scores, :func:`prefer_reference` is a one-standard-error rule that keeps a
+reference candidate unless another beats it beyond the folds' noise, and
+:func:`relative_sigmas` expresses Gaussian bandwidths as multiples of the library's
+default bandwidth r. :class:`spectralink.Auto` builds on them.
 
 References
 ----------
