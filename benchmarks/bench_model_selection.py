@@ -31,10 +31,14 @@ margins 0.5, 1, 2; best-mean-then-check), replayed on the same folds.
 random distinct pairs; 10 draws; ARI): Auto alone, through
 :func:`spectralink.experiments.run_protocol`, against the best peer library figures.
 
+``timing`` (digits, usps; one draw of 400 pairs): Auto at its defaults with ``--n-jobs``
+workers, and NCut on the same data as the baseline; run it alone on the machine.
+
 Run through the machine's CPU slots with one BLAS thread, e.g.::
 
     OMP_NUM_THREADS=1 python benchmarks/bench_model_selection.py --part select --datasets iris,wine
     python benchmarks/bench_model_selection.py --part peers --datasets digits
+    python benchmarks/bench_model_selection.py --part timing --datasets digits,usps --n-jobs 2
     python benchmarks/bench_model_selection.py --report-only
 """
 
@@ -732,6 +736,83 @@ def _peer_rules(out: Path) -> list[str]:
     return lines
 
 
+TIMING_DATASETS = ("digits", "usps")
+TIMING_COUNT = 400
+#: everyday budget of Auto at its defaults, seconds on two cores
+TIMING_TARGET = {"digits": 60.0, "usps": 180.0}
+
+
+def _loadavg() -> str:
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "n/a"
+
+
+def run_timing(args) -> None:
+    """Auto at its defaults, one draw of 400 pairs, with ``--n-jobs`` workers; NCut on the
+    same data first, as the baseline the time is reported against."""
+    path = args.out / "records" / "timing.json"
+    doc = load_doc(path)
+    for name in args.datasets:
+        if name not in TIMING_DATASETS:
+            continue
+        X, y = load_dataset(name)
+        k = len(np.unique(y))
+        seed = cell_seed(args.random_state, TIMING_COUNT, 0)
+        cons = Constraints.from_labels(y, TIMING_COUNT, random_state=seed)
+        rec = {"dataset": name, "n": len(y), "k": k, "n_constraints": TIMING_COUNT,
+               "seed": seed, "n_jobs": args.n_jobs, "load_before": _loadavg()}  # fmt: skip
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            t0 = time.perf_counter()
+            NCut(k, random_state=seed).fit(X)
+            rec["ncut_s"] = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            auto = Auto(k, random_state=seed, n_jobs=args.n_jobs).fit(X, constraints=cons)
+            rec["auto_s"] = time.perf_counter() - t0
+        rec["load_after"] = _loadavg()
+        rec["choice"] = label({"estimator": auto.best_estimator_, **auto.best_params_})
+        rec["n_candidates"] = len(auto.search_.cv_results_["params"]) if auto.search_ else 0
+        rec["error"] = clustering_error(y, auto.labels_)
+        doc["records"] = [r for r in doc["records"] if r["dataset"] != name] + [rec]
+        save_doc(path, doc)
+        print(f"{name}: Auto {rec['auto_s']:.1f} s (NCut {rec['ncut_s']:.2f} s), "
+              f"{rec['choice']}, error {rec['error']:.3f}", flush=True)  # fmt: skip
+
+
+def report_timing(out: Path) -> tuple[list[str], list[str]]:
+    path = out / "records" / "timing.json"
+    if not path.exists():
+        return [], []
+    lines = [
+        "## Everyday speed",
+        "",
+        f"Auto at its defaults on one draw of {TIMING_COUNT} random pairs, `n_jobs` workers, "
+        "run alone on the machine (both CPU slots held); NCut on the same data, timed in "
+        "the same run, as the baseline. Target: digits under 60 s and USPS under 180 s on "
+        "two cores.",
+        "",
+        "| dataset | n | k | n_jobs | candidates | Auto (s) | NCut (s) | Auto / NCut | target (s) "
+        "| met | choice | error | load before / after |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|---|",
+    ]
+    misses = []
+    for r in json.loads(path.read_text())["records"]:
+        target = TIMING_TARGET[r["dataset"]]
+        ok = r["auto_s"] < target
+        if not ok:
+            misses.append(f"timing {r['dataset']}: Auto {r['auto_s']:.0f} s >= {target:.0f} s")
+        lines.append(
+            f"| {r['dataset']} | {r['n']} | {r['k']} | {r['n_jobs']} | {r['n_candidates']} | "
+            f"{r['auto_s']:.1f} | {r['ncut_s']:.2f} | {r['auto_s'] / r['ncut_s']:.0f} | "
+            f"{target:.0f} | {'yes' if ok else '**no**'} | {r['choice']} | {r['error']:.3f} | "
+            f"{r['load_before']} / {r['load_after']} |"
+        )
+    lines.append("")
+    return lines, misses
+
+
 def report_folds(out: Path) -> list[str]:
     lines = ["## Folds by pairs or by points", ""]
     lines += [
@@ -778,9 +859,10 @@ def report(out: Path) -> None:
     ]
     sel, miss_sel = report_select(out)
     peers, miss_peers = report_peers(out)
-    misses = miss_sel + miss_peers
+    timing, miss_timing = report_timing(out)
+    misses = miss_sel + miss_peers + miss_timing
     tail = ["## Cells that miss a criterion", ""] + ([f"- {m}" for m in misses] or ["- none"])
-    text = "\n".join(head + sel + report_folds(out) + peers + tail) + "\n"
+    text = "\n".join(head + sel + report_folds(out) + peers + timing + tail) + "\n"
     with atomic_write(out / "results.md", "w") as fh:
         fh.write(text)
     print(text)
@@ -788,7 +870,7 @@ def report(out: Path) -> None:
 
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--part", choices=("select", "folds", "peers", "all"), default="all")
+    p.add_argument("--part", choices=("select", "folds", "peers", "timing", "all"), default="all")
     p.add_argument("--datasets", default=",".join(DATASETS))
     p.add_argument("--counts", default=",".join(map(str, SELECT_COUNTS)))
     p.add_argument("--draws", type=int, default=SELECT_DRAWS)
@@ -811,6 +893,8 @@ def main(argv=None) -> None:
             run_folds(args)
         if args.part in ("peers", "all"):
             run_peers(args)
+        if args.part == "timing":  # alone on the machine: not part of "all"
+            run_timing(args)
     report(args.out)
 
 
