@@ -313,7 +313,7 @@ def run_peers(args) -> None:
                     **score(y, auto.labels_, cons),
                 }
                 rec["ncut"] = fit_all(NCut(k), X, y, cons, seed)
-                if auto.search_ is not None:  # fold scores and full fits, for the rules
+                if auto.search_ is not None and args.candidate_fits:  # for the rules
                     rows = search_rows(auto.search_, "auto")
                     for row in rows.values():
                         row.update(fit_all(resolved(auto.search_, row["index"]), X, y, cons, seed))
@@ -881,6 +881,9 @@ def main(argv=None) -> None:
     p.add_argument("--force", action="store_true", help="recompute draws already recorded")
     p.add_argument("--report-only", action="store_true")
     p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--no-candidate-fits", dest="candidate_fits", action="store_false",
+                   help="peers: skip refitting Auto's candidates on all the pairs "
+                   "(the replayed selection rules need them)")  # fmt: skip
     p.add_argument("--out", type=Path, default=OUT)
     args = p.parse_args(argv)
     args.datasets = [d for d in args.datasets.split(",") if d]
