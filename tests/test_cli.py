@@ -115,6 +115,59 @@ def test_cluster_verbose_prints_stages_with_times(capsys, tmp_path, iris_files):
     assert code == 0 and "neighbours" not in err
 
 
+def test_cluster_method_auto_prints_its_choice(capsys, tmp_path, iris_files):
+    d, X, y = iris_files
+    from spectralink import Constraints
+
+    cons = Constraints.from_labels(y, 60, random_state=0)
+    pairs = tmp_path / "pairs60.csv"
+    pairs.write_text(
+        "i,j,kind\n"
+        + "".join(f"{i},{j},ml\n" for i, j in cons.must_link)
+        + "".join(f"{i},{j},cl\n" for i, j in cons.cannot_link)
+    )
+    out = tmp_path / "labels.csv"
+    argv = ["cluster", str(d / "X.npy"), "-k", "3", "--method", "auto", "-o", str(out)]
+    code, stdout, err = run(
+        capsys, *argv, "-c", str(pairs), "-p", "methods=['ccsr']", "-p", "sigmas=[0.5, 2]"
+    )
+    assert code == 0, err
+    line = next(x for x in stdout.splitlines() if x.strip().startswith("chose"))
+    assert "5-fold cross-validated balanced score" in line and "NCut" in line
+    assert ("ccsr (sigma=" in line) or ("ncut:" in line)
+    assert read_labels(out).shape == (150,)
+    # four pairs cannot be split into five folds: a warning, the documented fallback
+    code, stdout, err = run(capsys, *argv, "-c", str(d / "pairs.csv"))
+    assert code == 0, err
+    assert "spectralink: warning: Auto cannot cross-validate" in err
+    assert "chose      ccsr: too few constraints, no cross-validation" in stdout
+
+
+def test_compare_draws_auto(capsys, tmp_path):
+    out = tmp_path / "res"
+    code, stdout, err = run(
+        capsys,
+        "compare",
+        "--methods",
+        "ncut,auto",
+        "--constraints",
+        "0,40",
+        "--trials",
+        "1",
+        "--param",
+        "auto.methods=['lscp']",
+        "--out",
+        str(out),
+        "--no-progress",
+    )
+    assert code == 0, err
+    assert "auto" in stdout.split("mean ± std")[1]
+    assert (out / "iris_error.png").stat().st_size > 0
+    with open(out / "iris_runs.csv", newline="") as fh:
+        rows = [r for r in csv.DictReader(fh) if r["method"] == "auto"]
+    assert len(rows) == 2 and all(r["status"] == "ok" for r in rows)
+
+
 def test_read_matrix_and_labels(tmp_path):
     (tmp_path / "x.csv").write_text("1,2\n3,4\n5,6\n")
     X, y = read_matrix(tmp_path / "x.csv")

@@ -15,9 +15,11 @@ from spectralink.methods.ncut import NCut
 from spectralink.model_selection import (
     ConstraintSearchCV,
     RelativeSigma,
+    UnfoldableConstraintsError,
     balanced_constraint_score,
     constraint_accuracy,
     constraint_folds,
+    prefer_reference,
     relative_sigmas,
 )
 
@@ -57,7 +59,7 @@ def test_folds_hold_out_each_pair_once_and_never_an_implied_one():
     y = np.repeat([0, 1, 2], 10)
     cons = Constraints.from_labels(y, 90, random_state=0)
     m = len(cons)
-    folds = constraint_folds(cons, 3, random_state=0)
+    folds = constraint_folds(cons, 3, by="pairs", random_state=0)
     assert len(folds) == 3
     held_count = np.zeros(m, dtype=int)
     for train, test in folds:
@@ -112,8 +114,55 @@ def test_folds_errors():
             constraint_folds(few, bad)
     # every pair of a clique is implied by the others: a fold with nothing left to score
     clique = Constraints([(0, 1), (1, 2), (0, 2)], n_samples=3)
-    with pytest.raises(ValueError, match="no held-out constraint"):
-        constraint_folds(clique, 3, random_state=0)
+    with pytest.raises(UnfoldableConstraintsError, match="no held-out constraint"):
+        constraint_folds(clique, 3, by="pairs", random_state=0)
+    with pytest.raises(ValueError, match="by must be one of"):
+        constraint_folds(clique, 3, by="rows")
+    with pytest.raises(UnfoldableConstraintsError, match="need at least 4 of them"):
+        constraint_folds(clique, 4, by="points")
+
+
+def test_point_folds_of_a_labelled_subset_are_leak_free():
+    y = np.repeat(np.arange(3), 30)
+    cons = Constraints.from_labeled_subset(y, 20, random_state=0)
+    points = np.unique(np.vstack([cons.must_link, cons.cannot_link]))
+    folds = constraint_folds(cons, 4, by="points", random_state=1)
+    held_points = []
+    m = len(cons)
+    held_count = np.zeros(m, dtype=int)
+    for train, test in folds:
+        assert len(test) > 0 and len(np.intersect1d(train, test)) == 0
+        assert np.array_equal(np.union1d(train, test), np.arange(m))
+        tr, te = _subset(cons, train), _subset(cons, test)
+        assert not _implied(tr, te).any()
+        train_points = np.unique(np.vstack([tr.must_link, tr.cannot_link]))
+        test_points = np.setdiff1d(np.unique(np.vstack([te.must_link, te.cannot_link])),
+                                   train_points)  # fmt: skip
+        # every held-out pair touches a point that no training pair touches
+        te_pairs = np.vstack([te.must_link, te.cannot_link])
+        assert np.all(np.isin(te_pairs, test_points).any(axis=1))
+        held_points.append(test_points)
+        held_count[test] += 1
+    # the constrained points are dealt to the folds, each to exactly one
+    assert np.array_equal(np.sort(np.concatenate(held_points)), points)
+    assert held_count.min() >= 1 and held_count.max() <= 2
+    # by pairs (almost) nothing of it can be scored; "auto" switches to points, which hold
+    # out the pairs between two folds' points twice
+    auto = constraint_folds(cons, 4, random_state=1)
+    assert sum(len(te) for _, te in auto) > m
+
+
+def test_auto_folds_use_pairs_while_few_are_implied():
+    y = np.repeat(np.arange(4), 100)
+    sparse = Constraints.from_labels(y, 50, random_state=2)
+    a = constraint_folds(sparse, 5, random_state=0)
+    b = constraint_folds(sparse, 5, by="pairs", random_state=0)
+    for (tr1, te1), (tr2, te2) in zip(a, b, strict=True):
+        assert np.array_equal(tr1, tr2) and np.array_equal(te1, te2)
+    # 400 pairs on 30 points: the closure implies most held-out pairs
+    dense = Constraints.from_labels(np.repeat([0, 1, 2], 10), 400, random_state=0)
+    auto = constraint_folds(dense, 5, random_state=0)
+    assert sum(len(te) for _, te in auto) > len(dense)  # point folds hold some pairs twice
 
 
 # --------------------------------------------------------------------------- scores
@@ -339,3 +388,86 @@ def test_bad_inputs(blobs):
     # __init__ only stores
     search = ConstraintSearchCV(base, "not validated yet", cv="nor this")
     assert search.get_params()["cv"] == "nor this"
+
+
+# --------------------------------------------------------------------------- selection rule
+def _results(rows):
+    rows = np.asarray(rows, dtype=float)
+    out = {f"split{f}_test_score": rows[:, f] for f in range(rows.shape[1])}
+    with np.errstate(all="ignore"):
+        out["mean_test_score"] = rows.mean(axis=1)
+    out["params"] = [{}] * len(rows)
+    return out
+
+
+def test_prefer_reference_one_standard_error_rule():
+    ref = [0.80, 0.70, 0.90, 0.75, 0.85]
+    noisy = [0.90, 0.65, 0.95, 0.70, 0.95]  # higher mean, but not consistently better
+    clear = [0.84, 0.75, 0.93, 0.80, 0.88]  # a little better on every fold
+    assert prefer_reference(_results([ref, noisy])) == 0
+    assert prefer_reference(_results([ref, noisy]), n_se=0) == 1
+    assert prefer_reference(_results([ref, clear])) == 1
+    # the highest mean among those that beat the reference, not the highest mean overall
+    assert prefer_reference(_results([ref, noisy, clear])) == 2
+    # a failed (nan) candidate is never chosen; a constant gain counts
+    nan = [0.99, np.nan, 0.99, 0.99, 0.99]
+    plus = [v + 0.01 for v in ref]
+    assert prefer_reference(_results([ref, nan, plus])) == 2
+    assert prefer_reference(_results([ref, [v - 0.01 for v in ref]])) == 0
+    # reference elsewhere; a nan reference lets the highest mean win
+    assert prefer_reference(_results([noisy, ref]), reference=1) == 1
+    assert prefer_reference(_results([[np.nan] * 5, ref, clear])) == 2
+    with pytest.raises(ValueError, match="reference=3"):
+        prefer_reference(_results([ref, clear]), reference=3)
+    with pytest.raises(ValueError, match="n_se"):
+        prefer_reference(_results([ref, clear]), n_se=-1)
+
+
+def test_refit_callable_and_candidate(blobs):
+    X, _, cons = blobs
+    grid = [
+        {"estimator": [NCut(3, n_neighbors=10)]},
+        {"estimator": [CCSR(3, n_neighbors=10)], "sigma": relative_sigmas([0.5, 2.0])},
+    ]
+    picked = []
+
+    def last(results):
+        picked.append(len(results["params"]))
+        return len(results["params"]) - 1
+
+    search = ConstraintSearchCV(NCut(3), grid, cv=3, refit=last, random_state=0)
+    search.fit(X, constraints=cons)
+    assert picked == [3] and search.best_index_ == 2
+    assert search.best_params_["sigma"] == RelativeSigma(2.0)
+    assert search.best_score_ == search.cv_results_["mean_test_score"][2]
+    r = search.sigma_scales_[10]
+    assert search.best_estimator_.sigma == pytest.approx(2.0 * r)
+    # candidate(i): the estimator the refit would fit, bandwidth resolved, seeded
+    cand = search.candidate(1)
+    assert isinstance(cand, CCSR) and cand.sigma == pytest.approx(0.5 * r)
+    assert cand.random_state == search.best_estimator_.random_state is not None
+    assert not hasattr(cand, "labels_")
+    with pytest.raises(ValueError, match="refit callable must return"):
+        ConstraintSearchCV(NCut(3), grid, cv=3, refit=lambda res: 7).fit(X, constraints=cons)
+    with pytest.raises(AttributeError, match="fitted search"):
+        ConstraintSearchCV(NCut(3), grid).candidate(0)
+
+
+def test_search_decomposes_a_shared_graph_once_per_size(blobs, monkeypatch):
+    import spectralink.spectral as spectral
+
+    X, _, cons = blobs
+    calls = []
+    real = spectral._laplacian_eigenvectors
+
+    def counting(W, m, *args):
+        calls.append(m)
+        return real(W, m, *args)
+
+    monkeypatch.setattr(spectral, "_laplacian_eigenvectors", counting)
+    grid = [{"estimator": [NCut(3, n_neighbors=10)]},
+            {"estimator": [CCSR(3, n_neighbors=10, n_components=6)]}]  # fmt: skip
+    ConstraintSearchCV(NCut(3), grid, cv=4, refit=False, random_state=0).fit(X, constraints=cons)
+    # 8 fits on one graph: NCut's 3 eigenvectors once, CCSR's 6 once
+    assert sorted(calls) == [3, 6]
+    assert not spectral._CACHE

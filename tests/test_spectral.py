@@ -14,6 +14,7 @@ from spectralink.spectral import (
     kmeans_rows,
     laplacian_eigenvectors,
     normalize_rows,
+    shared_eigenvectors,
     sign_flip,
 )
 
@@ -161,3 +162,51 @@ def test_arpack_non_convergence_falls_back_to_dense(chain_graph, monkeypatch):
     with pytest.raises(ValueError, match="did not converge.*Increase sigma"):
         laplacian_eigenvectors(chain_graph, M, solver="arpack", random_state=0)
 
+
+def test_shared_eigenvectors_decompose_each_graph_once(chain_graph, monkeypatch):
+    import spectralink.spectral as spectral
+
+    calls = []
+    real = spectral._laplacian_eigenvectors
+
+    def counting(W, m, solver, tol, random_state):
+        calls.append((m, random_state))
+        return real(W, m, solver, tol, random_state)
+
+    monkeypatch.setattr(spectral, "_laplacian_eigenvectors", counting)
+    copy = chain_graph.copy()  # equal content, another object: found by its hash
+    with shared_eigenvectors(seed=3):
+        a = laplacian_eigenvectors(chain_graph, M, solver="arpack", random_state=0)
+        b = laplacian_eigenvectors(copy, M, solver="arpack", random_state=1)
+        laplacian_eigenvectors(chain_graph, M + 1, solver="arpack")
+        other = chain_graph.copy()
+        other.data[0] *= 2.0  # another graph
+        laplacian_eigenvectors(other, M, solver="arpack")
+        b[1][:] = 0.0  # callers get copies: the cache is not changed through them
+        c = laplacian_eigenvectors(chain_graph, M, solver="arpack")
+    # one decomposition per (graph, m), seeded by the block, not by the callers
+    assert calls == [(M, 3), (M + 1, 3), (M, 3)]
+    np.testing.assert_array_equal(a[1], c[1])
+    assert not np.any(c[1] == 0.0)
+    # outside the block nothing is cached, and the caller's seed is used again
+    laplacian_eigenvectors(chain_graph, M, solver="arpack", random_state=5)
+    assert calls[-1] == (M, 5) and len(calls) == 4
+    assert not spectral._CACHE  # emptied when the block ended
+    # the result equals an ordinary decomposition with the block's seed
+    ref = laplacian_eigenvectors(chain_graph, M, solver="arpack", random_state=3)
+    np.testing.assert_array_equal(ref[1], a[1])
+
+
+def test_shared_eigenvectors_bounded_and_nested(chain_graph):
+    import spectralink.spectral as spectral
+
+    n = chain_graph.shape[0]
+    one = 8 * (n * M + M)
+    with shared_eigenvectors(max_bytes=int(1.5 * one)):
+        laplacian_eigenvectors(chain_graph, M, solver="dense")
+        laplacian_eigenvectors(chain_graph, M - 1, solver="dense")
+        assert len(spectral._CACHE) == 1  # the older entry was dropped to stay in bounds
+        with shared_eigenvectors(clear=False):  # an inner block keeps the outer's cache
+            laplacian_eigenvectors(chain_graph, M - 2, solver="dense")
+        assert len(spectral._CACHE) == 2
+    assert not spectral._CACHE

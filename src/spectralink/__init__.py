@@ -2,7 +2,7 @@
 
 Estimators (scikit-learn compatible, ``fit(X, constraints=...)`` then ``labels_``):
 NCut, SpectralLearning, COPKMeans, SSKK, CCSR, CCSKL, E2CP, LSCP, COSC, SCLC, SCACS, LSCR,
-FCSC.
+FCSC; and Auto, which chooses among them from the constraints alone.
 """
 
 from __future__ import annotations

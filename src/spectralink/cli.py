@@ -78,7 +78,7 @@ def _build_parser() -> argparse.ArgumentParser:
         dest="k",
         help="number of clusters",
     )
-    p.add_argument("-m", "--method", default="ncut", help="method name (default: ncut)")
+    p.add_argument("-m", "--method", default="ncut", help="method name, or 'auto' (default: ncut)")
     p.add_argument(
         "-c",
         "--constraints",
@@ -466,6 +466,8 @@ def _cmd_cluster(args) -> int:
             else ""
         )
     )
+    if hasattr(est, "describe"):  # Auto: what the cross-validation chose, and its score
+        print(f"  chose      {est.describe()}")
     if y is not None:
         print(f"  error      {clustering_error(y, labels):.4f}")
         print(f"  ARI        {adjusted_rand_score(y, labels):.4f}")

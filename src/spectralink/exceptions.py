@@ -6,7 +6,7 @@ to turn a degenerate result into an exception in a pipeline.
 
 from __future__ import annotations
 
-__all__ = ["DegeneratePartitionWarning", "DisconnectedGraphWarning"]
+__all__ = ["DegeneratePartitionWarning", "DisconnectedGraphWarning", "ModelSelectionWarning"]
 
 
 class DisconnectedGraphWarning(UserWarning):
@@ -20,4 +20,12 @@ class DegeneratePartitionWarning(UserWarning):
     when the partition has fewer clusters than asked for, has a cluster of fewer than
     ``max(2, 1 % of n)`` points that no cannot-link asks for, or violates at least half as
     large a share of the given constraints as a partition unrelated to them would.
+    """
+
+
+class ModelSelectionWarning(UserWarning):
+    """Model selection could not run as asked and fell back to a documented default.
+
+    Raised by :class:`spectralink.Auto` when the constraints are too few to cross-validate
+    or when its choice fails on all the constraints.
     """

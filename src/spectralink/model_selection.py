@@ -5,9 +5,12 @@ can be held out: fit on part of the must-link / cannot-link pairs (always on *al
 points) and count how many of the held-out pairs the partition satisfies (Pourrajabi et
 al. 2014; Van Craenendonck & Blockeel 2017). :class:`ConstraintSearchCV` does this over a
 scikit-learn style parameter grid, possibly across methods; :func:`constraint_folds`
-builds the folds, :func:`balanced_constraint_score` and :func:`constraint_accuracy` are
-the built-in scores, and :func:`relative_sigmas` expresses Gaussian bandwidths as
-multiples of the library's default bandwidth r.
+builds the folds (over the pairs, or over the constrained points when the pairs imply one
+another), :func:`balanced_constraint_score` and :func:`constraint_accuracy` are the
+built-in scores, :func:`prefer_reference` is a one-standard-error rule that keeps a
+reference candidate unless another beats it beyond the folds' noise, and
+:func:`relative_sigmas` expresses Gaussian bandwidths as multiples of the library's
+default bandwidth r. :class:`spectralink.Auto` builds on them.
 
 References
 ----------
@@ -42,13 +45,16 @@ from .methods import get_method
 from .methods._base import check_features, shareable_knn_graph
 from .metrics import violated_fraction
 from .parallel import config_context, n_threads
+from .spectral import shared_eigenvectors
 
 __all__ = [
     "ConstraintSearchCV",
     "RelativeSigma",
+    "UnfoldableConstraintsError",
     "balanced_constraint_score",
     "constraint_accuracy",
     "constraint_folds",
+    "prefer_reference",
     "relative_sigmas",
 ]
 
@@ -170,7 +176,65 @@ def _check_scoring(scoring) -> Callable[[Any, Constraints], float]:
     )
 
 
+def prefer_reference(cv_results: Mapping, *, reference: int = 0, n_se: float = 1.0) -> int:
+    """Choose a candidate only when it beats a reference beyond the folds' noise.
+
+    A one-standard-error rule on paired differences. All candidates of a search are
+    scored on the same folds, so for candidate c and fold f let
+    ``d_f = score(c, f) - score(reference, f)``. Candidate c *beats the reference* when
+    ``mean(d) > n_se * std(d) / sqrt(n_folds)`` (sample std; with ``std(d) = 0``, when
+    ``mean(d) > 0``). The result is the candidate with the highest mean score among those
+    that beat the reference (ties: the earlier), else the reference. Use it as
+    :class:`ConstraintSearchCV`'s ``refit`` (with :func:`functools.partial` for other
+    arguments) to keep an unconstrained reference such as NCut unless the held-out
+    constraints say clearly that a constrained candidate does better.
+
+    Parameters
+    ----------
+    cv_results : dict
+        :attr:`ConstraintSearchCV.cv_results_`.
+    reference : int, default=0
+        Index of the reference candidate.
+    n_se : float, default=1.0
+        Required margin in standard errors of the paired differences; 0 keeps any
+        candidate with a higher mean than the reference.
+
+    Returns
+    -------
+    int
+        Index into ``cv_results["params"]``. Candidates with a ``nan`` mean are never
+        chosen; with a ``nan`` reference the highest mean wins.
+    """
+    means = np.asarray(cv_results["mean_test_score"], dtype=float)
+    n_cand = len(means)
+    if not 0 <= reference < n_cand:
+        raise ValueError(f"reference={reference} is not a candidate index (0..{n_cand - 1}).")
+    if not (isinstance(n_se, numbers.Real) and np.isfinite(n_se) and n_se >= 0):
+        raise ValueError(f"n_se must be a finite number >= 0, got {n_se!r}.")
+    if np.all(np.isnan(means)):
+        raise ValueError("no candidate has a finite mean score.")
+    if np.isnan(means[reference]):
+        return int(np.nanargmax(means))
+    n_splits = sum(1 for key in cv_results if key.startswith("split") and key.endswith("_score"))
+    scores = np.column_stack([cv_results[f"split{f}_test_score"] for f in range(n_splits)])
+    diff = scores - scores[reference]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # nan rows
+        gain = diff.mean(axis=1)
+        se = diff.std(axis=1, ddof=1) / np.sqrt(n_splits) if n_splits > 1 else 0.0 * gain
+    beats = np.isfinite(gain) & (gain > n_se * se) & (gain > 0)
+    beats[reference] = False
+    if not beats.any():
+        return int(reference)
+    return int(np.argmax(np.where(beats, means, -np.inf)))
+
+
 # --------------------------------------------------------------------------- folds
+class UnfoldableConstraintsError(ValueError):
+    """The constraints cannot be split into the requested folds (too few pairs or points,
+    or every held-out pair implied by the others)."""
+
+
 def _check_n_splits(n_splits) -> int:
     if isinstance(n_splits, bool) or not isinstance(n_splits, numbers.Integral) or n_splits < 2:
         raise ValueError(f"cv must be an integer >= 2 (the number of folds), got {n_splits!r}.")
@@ -196,13 +260,80 @@ def _ml_components(ml: np.ndarray, n: int) -> np.ndarray:
     return connected_components(graph.tocsr(), directed=False)[1]
 
 
+#: ``by="auto"`` folds the points instead of the pairs when the leakage rule would move
+#: more than this share of the pairs out of the held-out folds
+MAX_MOVED_FRACTION = 0.5
+
+_FOLD_BY = ("auto", "pairs", "points")
+
+
+def _check_fold_by(by) -> str:
+    if not isinstance(by, str) or by not in _FOLD_BY:
+        raise ValueError(f"by must be one of {', '.join(map(repr, _FOLD_BY))}, got {by!r}.")
+    return by
+
+
+def _pair_folds(constraints: Constraints, n_splits: int, rng) -> tuple[list, int]:
+    """Pair folds with the implied held-out pairs moved to training, and how many moved."""
+    m1, m2 = constraints.n_must_link, constraints.n_cannot_link
+    m = m1 + m2
+    offset = int(rng.randint(n_splits))
+    fold = np.empty(m, dtype=np.int64)
+    fold[rng.permutation(m1)] = (offset + np.arange(m1)) % n_splits
+    fold[m1 + rng.permutation(m2)] = (offset + m1 + np.arange(m2)) % n_splits
+
+    n = constraints.n_samples
+    pairs = np.vstack([constraints.must_link, constraints.cannot_link])
+    is_ml = np.arange(m) < m1
+    out, moved = [], 0
+    for f in range(n_splits):
+        held = fold == f
+        comp = _ml_components(pairs[~held & is_ml], n)
+        cl_train = pairs[~held & ~is_ml]
+        a, b = comp[cl_train[:, 0]], comp[cl_train[:, 1]]
+        cl_keys = np.minimum(a, b) * n + np.maximum(a, b)
+        test = np.flatnonzero(held)
+        ci, cj = comp[pairs[test, 0]], comp[pairs[test, 1]]
+        implied = np.where(
+            is_ml[test],
+            ci == cj,
+            np.isin(np.minimum(ci, cj) * n + np.maximum(ci, cj), cl_keys),
+        )
+        moved += int(implied.sum())
+        train = np.sort(np.concatenate([np.flatnonzero(~held), test[implied]]))
+        out.append((train, test[~implied]))
+    return out, moved
+
+
+def _point_folds(constraints: Constraints, n_splits: int, rng) -> list:
+    """Folds of the constrained points: a fold holds out every pair touching its points."""
+    pairs = np.vstack([constraints.must_link, constraints.cannot_link])
+    points = np.unique(pairs)
+    if len(points) < n_splits:
+        raise UnfoldableConstraintsError(
+            f"cv={n_splits} folds of the constrained points need at least {n_splits} of "
+            f"them; the constraints involve {len(points)}."
+        )
+    offset = int(rng.randint(n_splits))
+    fold_of = np.full(constraints.n_samples, -1, dtype=np.int64)
+    fold_of[rng.permutation(points)] = (offset + np.arange(len(points))) % n_splits
+    fi, fj = fold_of[pairs[:, 0]], fold_of[pairs[:, 1]]
+    out = []
+    for f in range(n_splits):
+        held = (fi == f) | (fj == f)
+        out.append((np.flatnonzero(~held), np.flatnonzero(held)))
+    return out
+
+
 def constraint_folds(
-    constraints: Constraints, n_splits: int = 5, *, random_state=None
+    constraints: Constraints, n_splits: int = 5, *, by: str = "auto", random_state=None
 ) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Stratified k-fold split of the constraints (never of the points), leakage-free.
+    """k-fold split of the constraints (never of the fitted points), leakage-free.
 
     Pairs are indexed as in :meth:`Constraints.violated`: the must-links, then the
-    cannot-links. The folds are built in two steps.
+    cannot-links. Every fit still sees all the points; what is held out is pairs.
+
+    **By pairs** (``by="pairs"``), in two steps.
 
     1. Assignment. The must-links are shuffled and dealt round-robin to the folds
        starting at a random fold; the cannot-links are shuffled and dealt on from where
@@ -220,16 +351,29 @@ def constraint_folds(
     Every pair is thus held out in exactly one fold unless it was moved for leakage, in
     which case it is held out nowhere.
 
-    Constraints closed under transitivity, such as all the pairs among a labelled subset
-    of points (:meth:`Constraints.from_labeled_subset`), imply most of any held-out part
-    from the rest, so their folds are left empty and this raises: such constraints are
-    not cross-validated by this scheme.
+    **By points** (``by="points"``). Constraints closed under transitivity, such as all
+    the pairs among a labelled subset of points (:meth:`Constraints.from_labeled_subset`),
+    imply most of any held-out part of them from the rest, so pair folds are left nearly
+    empty. Point folds deal the *constrained points* (those in at least one pair),
+    shuffled, round-robin to the folds; fold f holds out every pair with an endpoint
+    among its points and trains on the pairs among the other points. No held-out pair
+    can be implied by the training pairs, since its held-out endpoint is in none of them
+    (for a labelled subset: the held-out points are scored against each other and
+    against the training points, as labelled points never seen would be). A pair joining
+    two folds' points is held out in both; training sets are smaller than with pair
+    folds (about ``(1 - 1/n_splits)^2`` of the pairs).
+
+    ``by="auto"`` (default) folds by pairs unless that leaves a fold without a held-out
+    pair or moves more than ``MAX_MOVED_FRACTION`` (half) of the pairs for leakage; then
+    by points.
 
     Parameters
     ----------
     constraints : Constraints
     n_splits : int, default=5
-        Number of folds, >= 2 and at most the number of pairs.
+        Number of folds, >= 2, at most the number of pairs (by pairs) or of constrained
+        points (by points).
+    by : {"auto", "pairs", "points"}, default="auto"
     random_state : int, RandomState or None
         Seeds the shuffles.
 
@@ -240,56 +384,44 @@ def constraint_folds(
 
     Raises
     ------
-    ValueError
-        No constraints, fewer pairs than folds, or a fold left without any held-out pair
-        once the implied ones are moved (use fewer folds, or more / less redundant pairs).
+    UnfoldableConstraintsError (a ValueError)
+        No constraints, fewer pairs (points) than folds, or (``by="pairs"``) a fold left
+        without any held-out pair once the implied ones are moved.
     """
+    return _make_folds(constraints, n_splits, by, random_state)[0]
+
+
+def _make_folds(constraints: Constraints, n_splits, by, random_state) -> tuple[list, str]:
+    """:func:`constraint_folds` and which way (``"pairs"`` or ``"points"``) it folded."""
     n_splits = _check_n_splits(n_splits)
+    by = _check_fold_by(by)
     m1, m2 = constraints.n_must_link, constraints.n_cannot_link
     m = m1 + m2
     if m == 0:
-        raise ValueError(
+        raise UnfoldableConstraintsError(
             "constraint cross-validation needs constraints: got no must-link or cannot-link pair."
         )
+    rng = check_random_state(random_state)
+    if by == "points":
+        return _point_folds(constraints, n_splits, rng), "points"
     if m < n_splits:
-        raise ValueError(
+        raise UnfoldableConstraintsError(
             f"cv={n_splits} folds need at least {n_splits} constraints; got {m} "
             f"({m1} must-links, {m2} cannot-links)."
         )
-    rng = check_random_state(random_state)
-    offset = int(rng.randint(n_splits))
-    fold = np.empty(m, dtype=np.int64)
-    fold[rng.permutation(m1)] = (offset + np.arange(m1)) % n_splits
-    fold[m1 + rng.permutation(m2)] = (offset + m1 + np.arange(m2)) % n_splits
-
-    n = constraints.n_samples
-    pairs = np.vstack([constraints.must_link, constraints.cannot_link])
-    is_ml = np.arange(m) < m1
-    out = []
-    for f in range(n_splits):
-        held = fold == f
-        comp = _ml_components(pairs[~held & is_ml], n)
-        cl_train = pairs[~held & ~is_ml]
-        a, b = comp[cl_train[:, 0]], comp[cl_train[:, 1]]
-        cl_keys = np.minimum(a, b) * n + np.maximum(a, b)
-        test = np.flatnonzero(held)
-        ci, cj = comp[pairs[test, 0]], comp[pairs[test, 1]]
-        implied = np.where(
-            is_ml[test],
-            ci == cj,
-            np.isin(np.minimum(ci, cj) * n + np.maximum(ci, cj), cl_keys),
+    folds, moved = _pair_folds(constraints, n_splits, rng)
+    empty = next((f for f, (_, test) in enumerate(folds) if len(test) == 0), None)
+    if by == "auto" and (empty is not None or moved > MAX_MOVED_FRACTION * m):
+        return _point_folds(constraints, n_splits, rng), "points"
+    if empty is not None:
+        raise UnfoldableConstraintsError(
+            f"fold {empty} of {n_splits} has no held-out constraint that the other folds' "
+            "transitive closure does not already imply; use fewer folds, less redundant "
+            "constraints, or by='points' (all the pairs among a labelled subset of points, "
+            "as Constraints.from_labeled_subset draws, imply one another and cannot be "
+            "cross-validated pair by pair)."
         )
-        if implied.all():
-            raise ValueError(
-                f"fold {f} of {n_splits} has no held-out constraint that the other folds' "
-                "transitive closure does not already imply; use fewer folds or less "
-                "redundant constraints (all the pairs among a labelled subset of points, as "
-                "Constraints.from_labeled_subset draws, imply one another and cannot be "
-                "cross-validated pair by pair)."
-            )
-        train = np.sort(np.concatenate([np.flatnonzero(~held), test[implied]]))
-        out.append((train, test[~implied]))
-    return out
+    return folds, "pairs"
 
 
 # --------------------------------------------------------------------------- fitting
@@ -308,13 +440,20 @@ def _seed_if_unset(estimator, seed: int | None):
     return estimator
 
 
-def _fit_and_score(template, data, train, test, seed, scorer, error_score, n_threads_=None):
+def _fit_and_score(
+    template, data, train, test, seed, scorer, error_score, eigen_seed, n_threads_=None
+):
     """Fit a clone of ``template`` on ``data`` and the training pairs, score on the test
     pairs, on ``n_threads_`` threads. Returns ``(score, fit_time, error message or None)``."""
     estimator = _seed_if_unset(clone(template), seed)
     t0 = time.perf_counter()
     try:
-        with warnings.catch_warnings(), config_context(n_jobs=n_threads_):
+        # clear=False: a worker process keeps the eigenvectors for its next tasks (bounded)
+        with (
+            warnings.catch_warnings(),
+            config_context(n_jobs=n_threads_),
+            shared_eigenvectors(eigen_seed, clear=False),
+        ):
             # degenerate partitions / disconnected graphs are what the score measures
             warnings.simplefilter("ignore")
             estimator.fit(data, constraints=train)
@@ -350,13 +489,20 @@ class ConstraintSearchCV(BaseEstimator):
         default bandwidth r of that candidate's ``n_neighbors``.
     cv : int, default=5
         Number of folds over the constraints, >= 2.
+    split_by : {"auto", "pairs", "points"}, default="auto"
+        How the folds are built (:func:`constraint_folds`): held-out pairs, or held-out
+        constrained points with every pair touching them (for constraints closed under
+        transitivity, such as all the pairs among labelled points); ``"auto"`` uses pairs
+        unless the leakage rule would leave a fold empty or move more than half of them.
     scoring : {"balanced", "accuracy"} or callable, default="balanced"
         ``"balanced"``: :func:`balanced_constraint_score`; ``"accuracy"``:
         :func:`constraint_accuracy`; a callable ``(labels, test_constraints) -> float``.
         Higher is better.
-    refit : bool, default=True
+    refit : bool or callable, default=True
         Refit the best candidate on all the constraints (``best_estimator_``,
-        ``labels_``).
+        ``labels_``). A callable ``cv_results_ -> index`` chooses the candidate instead
+        of the highest mean score (as in scikit-learn), e.g. :func:`prefer_reference`
+        for a one-standard-error rule against a reference candidate.
     n_jobs : int or None, default=None
         Fits run in parallel through joblib. Results do not depend on it. The workers
         share the library's thread count (:func:`spectralink.set_config`): each fit runs
@@ -380,16 +526,22 @@ class ConstraintSearchCV(BaseEstimator):
     best_index_ : int
         Candidate with the highest mean score; ties go to the **earlier** candidate in
         grid order (list an unconstrained reference such as NCut first to prefer it).
-        Candidates with a ``nan`` mean are never chosen.
+        Candidates with a ``nan`` mean are never chosen. With a callable ``refit``, the
+        index it returns.
     best_params_ : dict
         ``cv_results_["params"][best_index_]`` (a relative sigma stays relative here).
     best_score_ : float
+        ``cv_results_["mean_test_score"][best_index_]``.
     best_estimator_ : estimator
         With ``refit=True``: ``clone(estimator).set_params(**best_params_)`` (sigma
         resolved to a float), fitted on ``X`` with all the constraints.
     labels_ : ndarray of shape (n_samples,)
         ``best_estimator_.labels_``.
     n_splits_ : int
+    folds_ : list of (train, test)
+        The folds (:func:`constraint_folds`), indices into ``[must_link; cannot_link]``.
+    split_by_ : {"pairs", "points"}
+        How they were built.
     sigma_scales_ : dict
         ``{n_neighbors: r}`` for every k-NN search the search ran.
 
@@ -404,6 +556,14 @@ class ConstraintSearchCV(BaseEstimator):
     constraints). The refit runs on the features like a user's own fit (one more
     neighbour search). Above :data:`spectralink.graph.ANN_THRESHOLD` points the shared
     approximate search is seeded from ``random_state``, not the estimator's.
+
+    **Shared eigenvectors.** The fits run inside
+    :func:`spectralink.spectral.shared_eigenvectors`: a method that takes the
+    normalized-Laplacian eigenvectors of the graph it was given (NCut, CCSR, CCSKL) gets
+    them decomposed once per graph and number of eigenvectors instead of once per fold
+    (per worker process with ``n_jobs``), the iterative eigensolvers seeded from
+    ``random_state``. Methods that change the graph with the constraints (SL, E2CP, LSCP)
+    decompose their own graph every fit.
 
     Warnings raised by the fits inside the cross-validation (degenerate partitions,
     disconnected graphs) are silenced: the score is what judges them. The refit warns.
@@ -435,8 +595,9 @@ class ConstraintSearchCV(BaseEstimator):
         param_grid,
         *,
         cv: int = 5,
+        split_by: str = "auto",
         scoring: str | Callable[[Any, Constraints], float] = "balanced",
-        refit: bool = True,
+        refit: bool | Callable[[dict], int] = True,
         n_jobs: int | None = None,
         random_state=None,
         verbose: int = 0,
@@ -445,6 +606,7 @@ class ConstraintSearchCV(BaseEstimator):
         self.estimator = estimator
         self.param_grid = param_grid
         self.cv = cv
+        self.split_by = split_by
         self.scoring = scoring
         self.refit = refit
         self.n_jobs = n_jobs
@@ -544,7 +706,10 @@ class ConstraintSearchCV(BaseEstimator):
         if isinstance(y, Constraints) or (isinstance(y, tuple) and len(y) == 2):
             raise TypeError("pass constraints by keyword: fit(X, constraints=...).")
         n_splits = _check_n_splits(self.cv)
+        split_by = _check_fold_by(self.split_by)
         scorer = _check_scoring(self.scoring)
+        if not (isinstance(self.refit, bool) or callable(self.refit)):
+            raise ValueError(f"refit must be True, False or a callable, got {self.refit!r}.")
         error_score = self.error_score
         if not (
             (isinstance(error_score, str) and error_score == "raise")
@@ -564,10 +729,12 @@ class ConstraintSearchCV(BaseEstimator):
         fold_seed = int(rng.randint(_SEED_MAX))
         self._knn_seed = int(rng.randint(_SEED_MAX))
         fit_seeds = [int(s) for s in rng.randint(_SEED_MAX, size=n_splits)]
-        refit_seed = int(rng.randint(_SEED_MAX))
+        self._refit_seed = int(rng.randint(_SEED_MAX))
+        eigen_seed = int(rng.randint(_SEED_MAX))
 
-        folds = constraint_folds(cons, n_splits, random_state=fold_seed)
+        folds, self.split_by_ = _make_folds(cons, n_splits, split_by, fold_seed)
         splits = [(_pairs_subset(cons, tr), _pairs_subset(cons, te)) for tr, te in folds]
+        self.folds_ = folds
 
         self._features, self._knn_cache, self._graphs = None, {}, {}
         try:
@@ -577,21 +744,24 @@ class ConstraintSearchCV(BaseEstimator):
         self.sigma_scales_ = {k: v[2] for k, v in self._knn_cache.items()}
         self._knn_cache, self._graphs = {}, {}
 
+        self._feature_estimators = [est for _, _, est in prepared]
         # the workers share the library's threads (each fit gets its part of them)
         per_fit = max(1, n_threads() // effective_n_jobs(self.n_jobs))
         tasks = [
             delayed(_fit_and_score)(
-                template, data, train, test, fit_seeds[f], scorer, error_score, per_fit
+                template, data, train, test, fit_seeds[f], scorer, error_score, eigen_seed,
+                per_fit,
             )
             for template, data, _ in prepared
             for f, (train, test) in enumerate(splits)
         ]
-        out = Parallel(n_jobs=self.n_jobs, return_as="generator")(tasks)
-        if self.verbose:
-            from tqdm.auto import tqdm
+        with shared_eigenvectors(eigen_seed):  # emptied when the search ends
+            out = Parallel(n_jobs=self.n_jobs, return_as="generator")(tasks)
+            if self.verbose:
+                from tqdm.auto import tqdm
 
-            out = tqdm(out, total=len(tasks), desc="ConstraintSearchCV", unit="fit")
-        results = list(out)
+                out = tqdm(out, total=len(tasks), desc="ConstraintSearchCV", unit="fit")
+            results = list(out)
 
         n_cand = len(params_list)
         scores = np.array([r[0] for r in results], dtype=float).reshape(n_cand, n_splits)
@@ -615,14 +785,47 @@ class ConstraintSearchCV(BaseEstimator):
                 "no candidate has a finite mean score (a fit failed or scored nan in every "
                 f"candidate); the first error was: {errors[0] if errors else 'none'}"
             )
-        self.best_index_ = int(np.nanargmax(means))  # first maximum: earlier candidate wins
+        if callable(self.refit):
+            index = self.refit(self.cv_results_)
+            if (
+                isinstance(index, bool)
+                or not isinstance(index, numbers.Integral)
+                or not 0 <= index < n_cand
+                or np.isnan(means[index])
+            ):
+                raise ValueError(
+                    f"the refit callable must return the index of a candidate with a finite "
+                    f"mean score (0..{n_cand - 1}), got {index!r}."
+                )
+            self.best_index_ = int(index)
+        else:
+            self.best_index_ = int(np.nanargmax(means))  # first maximum: earlier one wins
         self.best_params_ = params_list[self.best_index_]
         self.best_score_ = float(means[self.best_index_])
         if self.refit:
-            best = _seed_if_unset(clone(prepared[self.best_index_][2]), refit_seed)
-            self.best_estimator_ = best.fit(X, constraints=cons)
+            self.best_estimator_ = self.candidate(self.best_index_).fit(X, constraints=cons)
             self.labels_ = self.best_estimator_.labels_
         return self
+
+    def candidate(self, index: int):
+        """The unfitted estimator of candidate ``index``, as the refit fits it.
+
+        ``clone(estimator).set_params(**params)`` with a relative sigma resolved to the
+        bandwidth the search used, and ``random_state`` (when None) set to the refit's
+        seed. Lets a caller refit another candidate than ``best_index_`` on the features.
+
+        Parameters
+        ----------
+        index : int
+            Row of ``cv_results_``.
+
+        Returns
+        -------
+        estimator
+        """
+        if not hasattr(self, "_feature_estimators"):
+            raise AttributeError("candidate() needs a fitted search; call fit first.")
+        return _seed_if_unset(clone(self._feature_estimators[index]), self._refit_seed)
 
     def fit_predict(self, X, y=None, constraints=None) -> np.ndarray:
         """Run the search and return the refitted best candidate's ``labels_``."""

@@ -6,11 +6,19 @@ with the smallest eigenvalues, the trivial one ``D^{1/2} 1 / ||D^{1/2} 1||`` inc
 with deterministic signs. Small graphs use a dense solver; large sparse graphs use ARPACK
 on the normalized adjacency with the exact null space (one vector per connected component)
 deflated; LOBPCG preconditioned by algebraic multigrid (PyAMG, optional) is available on request.
+Inside :func:`shared_eigenvectors` a graph decomposed once is not decomposed again (model
+selection fits many candidates and folds on one graph).
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import threading
 import warnings
+from collections import OrderedDict
+from collections.abc import Iterator
+from contextvars import ContextVar
 
 import numpy as np
 import scipy.linalg as la
@@ -37,6 +45,7 @@ __all__ = [
     "nearest_center",
     "normalize_rows",
     "nystrom_extension",
+    "shared_eigenvectors",
     "sign_flip",
 ]
 
@@ -78,7 +87,8 @@ def laplacian_eigenvectors(
     tol : float
         Convergence tolerance of the iterative solvers (residual norm).
     random_state : int, RandomState or None
-        Seeds the iterative solvers' starting vectors.
+        Seeds the iterative solvers' starting vectors (inside :func:`shared_eigenvectors`,
+        the block's seed is used instead and a graph already decomposed is not again).
     check_connected : bool
         Warn (``DisconnectedGraphWarning``) when the graph has several components.
     n_clusters : int, default=None
@@ -95,48 +105,142 @@ def laplacian_eigenvectors(
     if not 1 <= n_components <= n:
         raise ValueError(f"n_components={n_components} must be in [1, n_samples={n}].")
     with stage("eigenvectors", unit="matvecs") as st:
+        st.detail = f"{n_components} of {n}, {_resolve_solver(solver, n, n_components)}"
         if check_connected:
             check_connectivity(W, n_clusters=n_clusters)
-        S, d = normalized_adjacency(W)
-        if solver == "auto":
-            if n <= DENSE_EIGEN_MAX or n_components >= n // 5:
-                solver = "dense"
-            else:
-                solver = "arpack"
-        st.detail = f"{n_components} of {n}, {solver}"
-        if solver == "dense":
-            mu, V = _dense(S, n_components)
-        elif solver == "arpack":
-            try:
-                mu, V = _arpack(S, d, n_components, tol, random_state)
-            except ArpackNoConvergence:
-                # many eigenvalues of L crowd near 0 when Gaussian weights underflow (a
-                # bandwidth far below the neighbour distances): Lanczos would otherwise run
-                # for hours
-                if n > DENSE_FALLBACK_MAX:
-                    raise ValueError(
-                        f"the eigensolver did not converge in {ARPACK_MAXITER} restarts: the "
-                        "graph is nearly disconnected (many eigenvalues of the Laplacian within "
-                        "the tolerance of 0, typically because sigma is far below the neighbour "
-                        "distances). Increase sigma or n_neighbors, or use solver='dense' "
-                        f"(n = {n} is above the dense fallback limit {DENSE_FALLBACK_MAX})."
-                    ) from None
-                warnings.warn(
-                    f"ARPACK did not converge in {ARPACK_MAXITER} restarts (graph nearly "
-                    "disconnected); using the dense eigensolver.",
-                    RuntimeWarning,
-                    stacklevel=2,
-                )
-                mu, V = _dense(S, n_components)
-        elif solver == "lobpcg":
-            mu, V = _lobpcg_amg(S, d, n_components, tol, random_state)
+        shared = _SHARED.get()
+        if shared is None:
+            return _laplacian_eigenvectors(W, n_components, solver, tol, random_state)
+        seed, max_bytes = shared
+        key = (_fingerprint(W), n_components, solver, tol, seed)
+        with _CACHE_LOCK:
+            hit = _CACHE.get(key)
+            if hit is not None:
+                _CACHE.move_to_end(key)
+        if hit is None:
+            # the shared seed, not the caller's: the result must not depend on which fit of
+            # a model search decomposes the graph first
+            hit = _laplacian_eigenvectors(W, n_components, solver, tol, seed)
+            for arr in hit:
+                arr.setflags(write=False)
+            _cache_put(key, hit, max_bytes)
         else:
-            raise ValueError(
-                f"solver must be 'auto', 'dense', 'arpack' or 'lobpcg', got {solver!r}."
+            st.detail += " (shared)"
+        return hit[0].copy(), hit[1].copy()
+
+
+def _resolve_solver(solver: str, n: int, n_components: int) -> str:
+    """``"auto"``: dense up to ``DENSE_EIGEN_MAX`` nodes or for many components, else ARPACK."""
+    if solver != "auto":
+        return solver
+    return "dense" if n <= DENSE_EIGEN_MAX or n_components >= n // 5 else "arpack"
+
+
+def _laplacian_eigenvectors(W, n_components, solver, tol, random_state):
+    n = W.shape[0]
+    S, d = normalized_adjacency(W)
+    solver = _resolve_solver(solver, n, n_components)
+    if solver == "dense":
+        mu, V = _dense(S, n_components)
+    elif solver == "arpack":
+        try:
+            mu, V = _arpack(S, d, n_components, tol, random_state)
+        except ArpackNoConvergence:
+            # many eigenvalues of L crowd near 0 when Gaussian weights underflow (a bandwidth
+            # far below the neighbour distances): Lanczos would otherwise run for hours
+            if n > DENSE_FALLBACK_MAX:
+                raise ValueError(
+                    f"the eigensolver did not converge in {ARPACK_MAXITER} restarts: the graph "
+                    "is nearly disconnected (many eigenvalues of the Laplacian within the "
+                    "tolerance of 0, typically because sigma is far below the neighbour "
+                    "distances). Increase sigma or n_neighbors, or use solver='dense' "
+                    f"(n = {n} is above the dense fallback limit {DENSE_FALLBACK_MAX})."
+                ) from None
+            warnings.warn(
+                f"ARPACK did not converge in {ARPACK_MAXITER} restarts (graph nearly "
+                "disconnected); using the dense eigensolver.",
+                RuntimeWarning,
+                stacklevel=2,
             )
-        lam = np.clip(1.0 - mu, 0.0, 2.0)
-        order = np.argsort(lam, kind="stable")
-        return lam[order], sign_flip(V[:, order])
+            mu, V = _dense(S, n_components)
+    elif solver == "lobpcg":
+        mu, V = _lobpcg_amg(S, d, n_components, tol, random_state)
+    else:
+        raise ValueError(f"solver must be 'auto', 'dense', 'arpack' or 'lobpcg', got {solver!r}.")
+    lam = np.clip(1.0 - mu, 0.0, 2.0)
+    order = np.argsort(lam, kind="stable")
+    return lam[order], sign_flip(V[:, order])
+
+# --------------------------------------------------------------------------- sharing
+#: ``(seed, max_bytes)`` of the innermost :func:`shared_eigenvectors` block (None: no sharing)
+_SHARED: ContextVar[tuple[int, int] | None] = ContextVar("spectralink_shared_eigen", default=None)
+_CACHE: OrderedDict[tuple, tuple[np.ndarray, np.ndarray]] = OrderedDict()
+_CACHE_LOCK = threading.Lock()
+#: default memory bound of the eigenvector cache
+SHARED_EIGEN_MAX_BYTES = 256 * 2**20
+
+
+def _fingerprint(W) -> bytes:
+    """Content hash of a sparse (or dense) matrix: equal graphs hash equal in any process."""
+    h = hashlib.blake2b(digest_size=16)
+    if sp.issparse(W):
+        W = sp.csr_matrix(W)
+        h.update(repr((W.shape, W.dtype.str, W.has_sorted_indices)).encode())
+        for a in (W.indptr, W.indices, W.data):
+            h.update(np.ascontiguousarray(a).tobytes())
+    else:
+        W = np.ascontiguousarray(W)
+        h.update(repr((W.shape, W.dtype.str)).encode())
+        h.update(W.tobytes())
+    return h.digest()
+
+
+def _cache_put(key, value, limit: int) -> None:
+    size = sum(a.nbytes for a in value)
+    with _CACHE_LOCK:
+        if size > limit:
+            return
+        _CACHE[key] = value
+        used = sum(a.nbytes for v in _CACHE.values() for a in v)
+        while used > limit:
+            _, old = _CACHE.popitem(last=False)
+            used -= sum(a.nbytes for a in old)
+
+
+@contextlib.contextmanager
+def shared_eigenvectors(
+    seed: int = 0, *, clear: bool = True, max_bytes: int = SHARED_EIGEN_MAX_BYTES
+) -> Iterator[None]:
+    """Reuse the eigenvectors of a graph already decomposed, inside the ``with`` block.
+
+    Within the block :func:`laplacian_eigenvectors` keeps its results in a cache keyed by
+    the graph's content (a hash of its arrays, so copies of one graph in other processes
+    match too), ``n_components``, ``solver`` and ``tol``: a model search that fits many
+    candidates and folds on one graph decomposes it once per ``n_components`` instead of
+    once per fit. The iterative solvers are seeded with ``seed`` instead of the caller's
+    ``random_state``, so a result never depends on which fit came first (the dense solver
+    uses no seed). Callers get copies.
+
+    Parameters
+    ----------
+    seed : int, default=0
+        Start of the iterative eigensolvers inside the block.
+    clear : bool, default=True
+        Empty the cache when the block ends. Worker processes of a search pass False so
+        that their later tasks reuse it; the cache then stays bounded by ``max_bytes``,
+        least recently used entries dropped first.
+    max_bytes : int, default=256 MiB
+        Memory bound of the cache, applied when an entry is added in this block (an
+        inner block's bound replaces the outer's while it lasts).
+    """
+    token = _SHARED.set((int(seed), int(max_bytes)))
+    try:
+        yield
+    finally:
+        _SHARED.reset(token)
+        if clear:
+            with _CACHE_LOCK:
+                _CACHE.clear()
 
 
 #: ARPACK restarts before giving up (a connected k-NN graph needs a few dozen at most)

@@ -1,0 +1,416 @@
+"""Auto: the method and its bandwidth chosen from the constraints alone.
+
+A user has no labels to tell which constrained method, or which Gaussian bandwidth, suits
+the data, and a wrong choice can cost more than the constraints gain. :class:`Auto` runs
+:class:`~spectralink.model_selection.ConstraintSearchCV` over a default set of candidates
+(every method at its own defaults, the graph-based ones at several bandwidths) together
+with unconstrained NCut, and keeps NCut unless a constrained candidate satisfies the
+held-out constraints better by more than the folds' noise
+(:func:`~spectralink.model_selection.prefer_reference`): by its own cross-validation it
+does not pick something worse than ignoring the constraints.
+
+References
+----------
+Pourrajabi, M., Moulavi, D., Campello, R. J. G. B., Zimek, A., Sander, J., & Goebel, R.
+(2014). Model selection for semi-supervised clustering. EDBT.
+Van Craenendonck, T., & Blockeel, H. (2017). Constraint-based clustering selection.
+Machine Learning 106(9-10).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+from collections.abc import Sequence
+
+from sklearn.base import clone
+from sklearn.exceptions import FitFailedWarning
+from sklearn.utils import check_random_state
+
+from .exceptions import DegeneratePartitionWarning, ModelSelectionWarning
+from .methods import METHODS, get_method
+from .methods._base import ConstrainedClusteringMixin
+from .model_selection import (
+    ConstraintSearchCV,
+    UnfoldableConstraintsError,
+    prefer_reference,
+    relative_sigmas,
+)
+
+__all__ = ["Auto", "DEFAULT_METHODS", "DEFAULT_SIGMAS", "default_methods"]
+
+#: The constrained candidates of ``methods=None``, in grid order (NCut, the reference,
+#: always comes first). See :func:`default_methods` for the ones left out on large data.
+DEFAULT_METHODS = ("ccsr", "ccskl", "lscp", "scacs", "copkmeans", "cosc")
+#: Bandwidths searched, as multiples of the default r, for candidates on a Gaussian k-NN
+#: graph (CCSR, CCSKL, LSCP).
+DEFAULT_SIGMAS = (0.5, 1.0, 2.0)
+#: COSC with k > 2 clusters joins the default candidates up to this many points: its
+#: recursive splits cost ~14 s per fit on 1,797 points (digits) and ~44 s on 9,298 (USPS)
+#: on one core, and the search fits every candidate ``cv + 1`` times.
+COSC_KWAY_MAX_SAMPLES = 1000
+#: The method fitted, at its defaults, when the constraints are too few to cross-validate.
+FALLBACK_METHOD = "ccsr"
+
+
+def default_methods(n_samples: int, n_clusters: int, *, precomputed: bool = False) -> list[str]:
+    """The constrained candidates of ``Auto(methods=None)`` for data of this size.
+
+    :data:`DEFAULT_METHODS`, without k-way COSC above :data:`COSC_KWAY_MAX_SAMPLES`
+    points (two-cluster COSC is always in), and with a precomputed affinity only the
+    methods that accept one.
+
+    Parameters
+    ----------
+    n_samples : int
+    n_clusters : int
+    precomputed : bool, default=False
+
+    Returns
+    -------
+    list of str
+        Registry names.
+    """
+    names = []
+    for name in DEFAULT_METHODS:
+        if name == "cosc" and n_clusters > 2 and n_samples > COSC_KWAY_MAX_SAMPLES:
+            continue
+        if precomputed and not getattr(get_method(name), "_supports_precomputed", True):
+            continue
+        names.append(name)
+    return names
+
+
+def _method_name(estimator) -> str:
+    """Registry name of an estimator's class (its class name when not registered)."""
+    cls = type(estimator)
+    for name, target in METHODS.items():
+        if target.rsplit(":", 1)[1] == cls.__name__ and get_method(name) is cls:
+            return name
+    return cls.__name__
+
+
+def _searches_sigma(estimator) -> bool:
+    """Whether the estimator's ``sigma`` is the Gaussian k-NN bandwidth relative to r and
+    left at its default (a user's fixed sigma is kept)."""
+    params = estimator.get_params(deep=False)
+    return (
+        params.get("affinity") == "knn"
+        and "n_neighbors" in params
+        and "sigma" in params
+        and params["sigma"] is None
+    )
+
+
+def _format_params(params: dict) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in params.items())
+
+
+class Auto(ConstrainedClusteringMixin):
+    """The method and its bandwidth chosen by cross-validation over the constraints.
+
+    ``fit(X, constraints=...)`` runs :class:`~spectralink.model_selection.ConstraintSearchCV`
+    (folds over the pairs, or over the constrained points for constraints closed under
+    transitivity such as all pairs among labelled points; balanced must-link /
+    cannot-link score of the held-out pairs) over unconstrained NCut (the reference,
+    first) and the constrained candidates, each at its own defaults ("constraints never
+    hurt"), those on the Gaussian k-NN graph at the bandwidths ``sigmas``. The candidate
+    chosen by :func:`~spectralink.model_selection.prefer_reference` (NCut unless a
+    constrained candidate scores better by more than ``n_se`` standard errors of the
+    paired fold differences; among those that do, the highest mean) is refitted on all
+    the constraints.
+
+    Parameters
+    ----------
+    n_clusters : int, default=2
+        Number of clusters k.
+    methods : sequence of str or estimators, default=None
+        The constrained candidates: registry names (built with ``n_clusters`` and their
+        defaults) or estimator instances (cloned). ``None``: :func:`default_methods`
+        (CCSR, CCSKL, LSCP, SCACS, COP-KMeans, and COSC while its k-way recursion is
+        affordable). NCut is always added first as the reference.
+    sigmas : sequence of float or None, default=(0.5, 1.0, 2.0)
+        Bandwidths, as multiples of the default r, tried for every candidate on the
+        library's Gaussian k-NN graph whose ``sigma`` is None (CCSR, CCSKL, LSCP, SL,
+        E2CP, SSKK, FCSC); ``None`` or empty: each at its default. COSC's adaptive graph
+        and the landmark methods have no such bandwidth and run at their defaults.
+    cv : int, default=5
+        Folds over the constraints.
+    split_by : {"auto", "pairs", "points"}, default="auto"
+        How the folds are built (:func:`~spectralink.model_selection.constraint_folds`):
+        held-out pairs, or held-out constrained points with every pair touching them;
+        ``"auto"`` folds by pairs unless that leaves too few held-out pairs to score.
+    n_se : float, default=1.0
+        Margin, in standard errors of the paired fold differences, by which a
+        constrained candidate must beat NCut (:func:`prefer_reference`); 0 takes the
+        highest mean score.
+    affinity : {"knn", "precomputed"}, default="knn"
+        ``"knn"``: ``X`` holds features and every candidate builds its own graph from
+        them. ``"precomputed"``: ``X`` is a square affinity matrix given to every
+        candidate; only methods that accept one are candidates and no bandwidth is
+        searched.
+    n_jobs : int or None, default=None
+        Parallel fits of the search (joblib). Results do not depend on it.
+    random_state : int, RandomState or None, default=None
+        Seeds the folds, every candidate and the refit (see
+        :class:`~spectralink.model_selection.ConstraintSearchCV`).
+    verbose : int, default=0
+        Progress bar over the search's fits when > 0.
+
+    Attributes
+    ----------
+    labels_ : ndarray of shape (n_samples,)
+    best_method_ : str
+        Registry name of the chosen method.
+    best_params_ : dict
+        The chosen candidate's grid parameters other than the method (``{"sigma":
+        0.5r}``; a relative sigma stays relative, see ``best_estimator_`` for the float);
+        ``{}`` when the method ran at its defaults.
+    best_estimator_ : estimator
+        The chosen candidate, fitted on all the constraints.
+    best_score_ : float
+        Its mean cross-validated score (``nan`` without a search).
+    reference_score_ : float
+        NCut's mean cross-validated score (``nan`` without a search).
+    search_ : ConstraintSearchCV or None
+        The search (``cv_results_``, ``folds_``, ...); ``None`` when there was none.
+    selection_ : {"cross-validation", "no constraints", "too few constraints", \
+"refit failed"}
+        How the method was chosen: by the search; NCut because no constraints were
+        given; :data:`FALLBACK_METHOD` (CCSR) at its defaults, with a
+        :class:`~spectralink.exceptions.ModelSelectionWarning`, because the constraints
+        cannot be split into ``cv`` folds each with a held-out pair; or NCut, with a
+        warning, because the chosen candidate failed on all the constraints (COP-KMeans
+        finding no feasible assignment) after succeeding on every fold.
+    n_violated_ : int
+        Number of the given constraints the labels violate.
+    n_features_in_ : int
+
+    Notes
+    -----
+    The default candidates and bandwidths were chosen by measurement
+    (``benchmarks/bench_model_selection.py``, results in ``docs/results/model_selection/``):
+    on iris, wine, breast cancer, sonar and digits with 400 and 1000 random pairs, the
+    search's choice is within 0.02 clustering error of the best of its candidates chosen
+    with the labels, and the method-by-method ablation there shows which candidates earn
+    their place. Digits with 400 pairs costs about 30 s on one core. The cost is about
+    ``(cv + 1)`` fits of every candidate, less where the search shares work: one
+    neighbour search per ``n_neighbors``, one graph per bandwidth, one eigendecomposition
+    per graph for NCut, CCSR and CCSKL. The candidates' many small dense operations run
+    best with one BLAS thread per worker; use ``n_jobs`` for parallelism.
+
+    References
+    ----------
+    Pourrajabi, M., Moulavi, D., Campello, R. J. G. B., Zimek, A., Sander, J., & Goebel,
+    R. (2014). Model selection for semi-supervised clustering. EDBT.
+    Van Craenendonck, T., & Blockeel, H. (2017). Constraint-based clustering selection.
+    Machine Learning 106(9-10).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_blobs
+    >>> from spectralink import Auto, Constraints
+    >>> X, y = make_blobs(90, centers=3, random_state=0)
+    >>> c = Constraints.from_labels(y, 60, random_state=0)
+    >>> auto = Auto(3, methods=["ccsr"], random_state=0).fit(X, constraints=c)
+    >>> auto.labels_.shape
+    (90,)
+    """
+
+    def __init__(
+        self,
+        n_clusters: int = 2,
+        *,
+        methods: Sequence | None = None,
+        sigmas: Sequence[float] | None = DEFAULT_SIGMAS,
+        cv: int = 5,
+        split_by: str = "auto",
+        n_se: float = 1.0,
+        affinity: str = "knn",
+        n_jobs: int | None = None,
+        random_state=None,
+        verbose: int = 0,
+    ):
+        self.n_clusters = n_clusters
+        self.methods = methods
+        self.sigmas = sigmas
+        self.cv = cv
+        self.split_by = split_by
+        self.n_se = n_se
+        self.affinity = affinity
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+
+    # ------------------------------------------------------------------ candidates
+    def _candidate_estimators(self, n_samples: int) -> list:
+        precomputed = self.affinity == "precomputed"
+        specs = (
+            default_methods(n_samples, self.n_clusters, precomputed=precomputed)
+            if self.methods is None
+            else self.methods
+        )
+        if isinstance(specs, str) or not isinstance(specs, Sequence):
+            raise TypeError(
+                f"methods must be None or a sequence of method names or estimators, got {specs!r}."
+            )
+        out = []
+        for spec in specs:
+            if isinstance(spec, str):
+                est = get_method(spec)(n_clusters=self.n_clusters)
+            elif hasattr(spec, "get_params") and hasattr(spec, "fit"):
+                est = clone(spec)
+            else:
+                raise TypeError(f"methods entries must be names or estimators, got {spec!r}.")
+            if precomputed:
+                if not getattr(type(est), "_supports_precomputed", False) or (
+                    "affinity" not in est.get_params(deep=False)
+                ):
+                    raise ValueError(
+                        f"{type(est).__name__} does not accept a precomputed affinity; "
+                        "leave it out of methods or give features."
+                    )
+                est.set_params(affinity="precomputed")
+            out.append(est)
+        return out
+
+    def _sigma_factors(self) -> list:
+        if self.sigmas is None:
+            return []
+        factors = list(self.sigmas)
+        return relative_sigmas(factors)  # validates: positive and finite
+
+    def _param_grid(self, n_samples: int) -> list[dict]:
+        from .methods.ncut import NCut
+
+        reference = NCut(self.n_clusters, affinity=self.affinity)
+        grid: list[dict] = [{"estimator": [reference]}]
+        sigmas = self._sigma_factors() if self.affinity != "precomputed" else []
+        for est in self._candidate_estimators(n_samples):
+            if sigmas and _searches_sigma(est):
+                grid.append({"estimator": [est], "sigma": sigmas})
+            else:
+                grid.append({"estimator": [est]})
+        return grid
+
+    # ------------------------------------------------------------------ fit
+    def _check_params(self) -> None:
+        if isinstance(self.cv, bool) or not isinstance(self.cv, numbers.Integral) or self.cv < 2:
+            raise ValueError(f"cv must be an integer >= 2 (the number of folds), got {self.cv!r}.")
+        n_se = self.n_se
+        if (
+            isinstance(n_se, bool)
+            or not isinstance(n_se, numbers.Real)
+            or not (math.isfinite(n_se) and n_se >= 0)
+        ):
+            raise ValueError(f"n_se must be a finite number >= 0, got {n_se!r}.")
+
+    def _fit(self, X, constraints):
+        from .methods.ncut import NCut
+
+        self._check_params()
+        grid = self._param_grid(X.shape[0])  # validates methods and sigmas up front
+        self.search_ = self.best_index_ = None
+        self.best_params_ = {}
+        self.best_score_ = self.reference_score_ = float("nan")
+        if constraints.is_empty:
+            self.selection_ = "no constraints"
+            chosen = NCut(self.n_clusters, affinity=self.affinity)
+            self._refit(_seed(chosen, self.random_state), X, constraints)
+            return self
+
+        search = ConstraintSearchCV(
+            NCut(self.n_clusters, affinity=self.affinity),
+            grid,
+            cv=self.cv,
+            split_by=self.split_by,
+            scoring="balanced",
+            refit=False,
+            n_jobs=self.n_jobs,
+            random_state=self.random_state,
+            verbose=self.verbose,
+        )
+        try:
+            with warnings.catch_warnings():
+                # a candidate failing on a fold (COP-KMeans: no feasible assignment) is
+                # scored nan and never chosen; that is part of the selection, not news
+                warnings.simplefilter("ignore", FitFailedWarning)
+                search.fit(X, constraints=constraints)
+        except UnfoldableConstraintsError as exc:
+            warnings.warn(
+                f"Auto cannot cross-validate these constraints ({exc}); fitted "
+                f"{FALLBACK_METHOD.upper()} at its defaults without model selection.",
+                ModelSelectionWarning,
+                stacklevel=3,
+            )
+            self.selection_ = "too few constraints"
+            est = get_method(FALLBACK_METHOD)(n_clusters=self.n_clusters)
+            if self.affinity == "precomputed":
+                est.set_params(affinity="precomputed")
+            self._refit(_seed(est, self.random_state), X, constraints)
+            return self
+
+        self.search_ = search
+        results = search.cv_results_
+        index = prefer_reference(results, reference=0, n_se=self.n_se)
+        self.selection_ = "cross-validation"
+        self.reference_score_ = float(results["mean_test_score"][0])
+        try:
+            self._refit(search.candidate(index), X, constraints)
+        except Exception as exc:  # e.g. COP-KMeans: feasible on every fold, not on all
+            if index == 0:
+                raise
+            warnings.warn(
+                f"Auto's choice {_method_name(results['params'][index]['estimator'])} "
+                f"failed on all the constraints ({type(exc).__name__}: {exc}); fitted NCut, "
+                "the reference, instead.",
+                ModelSelectionWarning,
+                stacklevel=3,
+            )
+            self.selection_ = "refit failed"
+            index = 0
+            self._refit(search.candidate(0), X, constraints)
+        params = dict(results["params"][index])
+        params.pop("estimator", None)
+        self.best_index_ = index
+        self.best_params_ = params
+        self.best_score_ = float(results["mean_test_score"][index])
+        return self
+
+    def _refit(self, estimator, X, constraints) -> None:
+        with warnings.catch_warnings():
+            # Auto's own fit reports a degenerate partition once, under its name
+            warnings.simplefilter("ignore", DegeneratePartitionWarning)
+            estimator.fit(X, constraints=constraints)
+        self.best_estimator_ = estimator
+        self.best_method_ = _method_name(estimator)
+        self.labels_ = estimator.labels_
+
+    def describe(self) -> str:
+        """One line: the chosen method, its parameters and its cross-validated score."""
+        if not hasattr(self, "labels_"):
+            raise AttributeError("describe() needs a fitted Auto; call fit first.")
+        name = self.best_method_
+        if self.best_params_:
+            name += f" ({_format_params(self.best_params_)})"
+        if self.selection_ != "cross-validation":
+            return f"{name}: {self.selection_}, no cross-validation"
+        res = self.search_.cv_results_
+        i = self.best_index_
+        text = (
+            f"{name}: {self.search_.n_splits_}-fold cross-validated balanced score "
+            f"{res['mean_test_score'][i]:.3f} ± {res['std_test_score'][i]:.3f} "
+            f"(NCut {res['mean_test_score'][0]:.3f} ± {res['std_test_score'][0]:.3f}; "
+            f"{len(res['params'])} candidates, folds by {self.search_.split_by_})"
+        )
+        return text
+
+
+def _seed(estimator, random_state):
+    """Give ``estimator`` an integer seed drawn from ``random_state`` when it has none."""
+    params = estimator.get_params(deep=False)
+    if "random_state" in params and params["random_state"] is None and random_state is not None:
+        seed = int(check_random_state(random_state).randint(2**31 - 1))
+        estimator.set_params(random_state=seed)
+    return estimator

@@ -1,0 +1,240 @@
+"""Tests of Auto: the method and bandwidth chosen by cross-validation over the constraints."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.datasets import make_blobs
+
+import spectralink
+from spectralink import Auto, Constraints
+from spectralink.auto import COSC_KWAY_MAX_SAMPLES, default_methods
+from spectralink.exceptions import DegeneratePartitionWarning, ModelSelectionWarning
+from spectralink.graph import knn_affinity
+from spectralink.methods import get_method
+from spectralink.methods.ncut import NCut
+from spectralink.metrics import adjusted_rand_score
+from spectralink.model_selection import RelativeSigma
+
+
+@pytest.fixture(scope="module")
+def blobs():
+    # touching blobs: NCut's graph cut errs (ARI 0.42); with 80 correct pairs COP-KMeans
+    # does better (0.58) and the cross-validation sees it
+    X, y = make_blobs(n_samples=120, centers=3, cluster_std=1.5, random_state=0)
+    cons = Constraints.from_labels(y, 80, random_state=0)
+    return X, y, cons
+
+
+class Oracle(NCut):
+    """A test estimator that returns the true labels: it wins any cross-validation.
+
+    With ``fail_on`` pairs (the full set) it raises, as COP-KMeans does when the whole
+    constraint set has no feasible assignment although every fold's subset had one.
+    """
+
+    def __init__(self, n_clusters=2, *, y=None, fail_on=-1, affinity="knn", random_state=None):
+        self.n_clusters = n_clusters
+        self.y = y
+        self.fail_on = fail_on
+        self.affinity = affinity
+        self.random_state = random_state
+
+    def _fit(self, X, constraints):
+        if len(constraints) == self.fail_on:
+            raise ValueError("no feasible assignment")
+        self.labels_ = np.asarray(self.y)
+
+
+def test_registry_and_public_name():
+    assert get_method("auto") is Auto
+    assert get_method("AUTO") is Auto
+    assert spectralink.Auto is Auto
+    assert "auto" in spectralink.methods.available_methods()
+
+
+def test_no_constraints_is_ncut_without_search(blobs):
+    X, _, _ = blobs
+    auto = Auto(3, random_state=0).fit(X)
+    assert auto.best_method_ == "ncut"
+    assert auto.selection_ == "no constraints"
+    assert auto.search_ is None and auto.best_params_ == {}
+    assert np.isnan(auto.best_score_)
+    ncut = NCut(3, random_state=auto.best_estimator_.random_state).fit(X)
+    assert np.array_equal(auto.labels_, ncut.labels_)
+    assert auto.n_violated_ == 0
+    empty = Auto(3, random_state=0).fit(X, constraints=Constraints(n_samples=len(X)))
+    assert empty.best_method_ == "ncut" and np.array_equal(empty.labels_, auto.labels_)
+
+
+def test_choice_is_deterministic_and_independent_of_n_jobs(blobs):
+    X, _, cons = blobs
+
+    def run(**kw):
+        auto = Auto(3, methods=["lscp", "copkmeans"], sigmas=(0.5, 1.0), random_state=7, **kw)
+        return auto.fit(X, constraints=cons)
+
+    a, b, c = run(), run(), run(n_jobs=2)
+    for other in (b, c):
+        assert other.best_method_ == a.best_method_
+        assert other.best_params_ == a.best_params_
+        assert np.array_equal(other.labels_, a.labels_)
+        np.testing.assert_array_equal(
+            other.search_.cv_results_["mean_test_score"], a.search_.cv_results_["mean_test_score"]
+        )
+    # another seed draws other folds
+    d = Auto(3, methods=["lscp", "copkmeans"], sigmas=(0.5, 1.0), random_state=8)
+    d.fit(X, constraints=cons)
+    assert not np.array_equal(
+        d.search_.cv_results_["split0_test_score"], a.search_.cv_results_["split0_test_score"]
+    )
+
+
+def test_never_a_worse_cv_score_than_ncut_and_the_grid(blobs):
+    X, y, cons = blobs
+    auto = Auto(3, methods=["ccsr", "copkmeans"], random_state=0).fit(X, constraints=cons)
+    res = auto.search_.cv_results_
+    assert auto.selection_ == "cross-validation"
+    # NCut first, then CCSR at 0.5, 1, 2 r; COP-KMeans has no graph, hence no bandwidth
+    labels = [type(p["estimator"]).__name__ for p in res["params"]]
+    assert labels == ["NCut"] + ["CCSR"] * 3 + ["COPKMeans"]
+    assert [p.get("sigma") for p in res["params"][1:4]] == [
+        RelativeSigma(0.5),
+        RelativeSigma(1.0),
+        RelativeSigma(2.0),
+    ]
+    assert auto.reference_score_ == res["mean_test_score"][0]
+    assert auto.best_score_ >= auto.reference_score_
+    assert auto.best_score_ == res["mean_test_score"][auto.best_index_]
+    # the constraints are informative here: a constrained candidate wins, and clusters better
+    assert auto.best_method_ == "copkmeans" and auto.best_params_ == {}
+    ncut = NCut(3, random_state=0).fit(X)
+    assert adjusted_rand_score(y, auto.labels_) > adjusted_rand_score(y, ncut.labels_) + 0.1
+    assert "copkmeans: 5-fold cross-validated balanced score" in auto.describe()
+    # a bandwidth choice is reported relative to r
+    ccsr = Auto(3, methods=["ccsr"], n_se=0, random_state=0).fit(X, constraints=cons)
+    if ccsr.best_method_ == "ccsr":
+        assert isinstance(ccsr.best_params_["sigma"], RelativeSigma)
+        assert ccsr.best_estimator_.sigma == pytest.approx(
+            ccsr.best_params_["sigma"].resolve(ccsr.search_.sigma_scales_[20])
+        )
+
+
+def test_uninformative_constraints_keep_ncut(blobs):
+    X, y, _ = blobs
+    # pairs labelled from a random partition: no candidate should beat NCut beyond noise
+    rng = np.random.RandomState(0)
+    noise = Constraints.from_labels(rng.randint(3, size=len(y)), 80, random_state=1)
+    with pytest.warns(DegeneratePartitionWarning, match="Auto returned"):  # NCut ignores them
+        auto = Auto(3, methods=["ccsr", "lscp"], sigmas=(0.5, 2.0), random_state=0)
+        auto.fit(X, constraints=noise)
+    res = auto.search_.cv_results_
+    assert auto.best_method_ == "ncut", res["mean_test_score"]
+    assert auto.best_index_ == 0
+    # the highest mean alone (n_se=0) may take a constrained candidate; the rule is what stops it
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegeneratePartitionWarning)
+        greedy = Auto(3, methods=["ccsr", "lscp"], sigmas=(0.5, 2.0), n_se=0, random_state=0)
+        greedy.fit(X, constraints=noise)
+    best = int(np.nanargmax(res["mean_test_score"]))
+    if res["mean_test_score"][best] > res["mean_test_score"][0]:
+        assert greedy.best_index_ == best
+
+
+def test_too_few_constraints_fall_back_with_a_warning(blobs):
+    X, _, _ = blobs
+    few = Constraints([(0, 1)], [(0, 60), (1, 100)], n_samples=len(X))
+    with pytest.warns(ModelSelectionWarning, match="cannot cross-validate"):
+        auto = Auto(3, random_state=0).fit(X, constraints=few)
+    assert auto.selection_ == "too few constraints"
+    assert auto.best_method_ == "ccsr" and auto.search_ is None
+    assert auto.labels_.shape == (len(X),)
+    assert auto.n_violated_ == int(few.violated(auto.labels_).sum())
+    assert "no cross-validation" in auto.describe()
+
+
+def test_labelled_subset_is_folded_by_points(blobs):
+    X, y, _ = blobs
+    cons = Constraints.from_labeled_subset(y, 15, random_state=0)
+    auto = Auto(3, methods=["ccsr"], random_state=0).fit(X, constraints=cons)
+    assert auto.selection_ == "cross-validation"
+    assert auto.search_.split_by_ == "points"
+    for _, test in auto.search_.folds_:
+        assert len(test) > 0
+    # by pairs this subset cannot be cross-validated: Auto falls back, never crashes
+    with pytest.warns(ModelSelectionWarning):
+        pairs = Auto(3, methods=["ccsr"], split_by="pairs", random_state=0)
+        pairs.fit(X, constraints=cons)
+    assert pairs.selection_ == "too few constraints"
+
+
+def test_failed_refit_falls_back_to_ncut(blobs):
+    X, y, cons = blobs
+    oracle = Oracle(3, y=y, fail_on=len(cons))
+    with pytest.warns(ModelSelectionWarning, match="failed on all the constraints"):
+        auto = Auto(3, methods=[oracle], sigmas=None, random_state=0).fit(X, constraints=cons)
+    assert auto.search_.best_index_ == 1 or auto.search_.cv_results_["mean_test_score"][1] == 1
+    assert auto.selection_ == "refit failed"
+    assert auto.best_method_ == "ncut" and auto.best_index_ == 0
+    # without the failure the perfect candidate is chosen
+    ok = Auto(3, methods=[Oracle(3, y=y)], sigmas=None, random_state=0).fit(X, constraints=cons)
+    assert ok.best_index_ == 1 and np.array_equal(ok.labels_, y)
+
+
+def test_precomputed_affinity(blobs):
+    X, _, cons = blobs
+    W = knn_affinity(X, n_neighbors=10)
+    auto = Auto(3, affinity="precomputed", methods=["ccsr"], random_state=0)
+    auto.fit(W, constraints=cons)
+    params = auto.search_.cv_results_["params"]
+    assert len(params) == 2  # no bandwidth grid on a given graph
+    assert all(p["estimator"].affinity == "precomputed" for p in params)
+    assert auto.labels_.shape == (len(X),)
+    with pytest.raises(ValueError, match="does not accept a precomputed affinity"):
+        Auto(3, affinity="precomputed", methods=["lscp"]).fit(W, constraints=cons)
+    assert "lscp" not in default_methods(100, 3, precomputed=True)
+
+
+def test_default_candidates_follow_the_budget():
+    assert default_methods(500, 3) == ["ccsr", "ccskl", "lscp", "scacs", "copkmeans", "cosc"]
+    big = default_methods(COSC_KWAY_MAX_SAMPLES + 1, 10)
+    assert "cosc" not in big and "ccsr" in big
+    assert "cosc" in default_methods(100_000, 2)  # two-cluster COSC is cheap
+
+
+def test_clone_get_params_and_bad_parameters(blobs):
+    X, _, cons = blobs
+    auto = Auto(4, methods=["ccsr"], sigmas=(1.0,), cv=3, n_se=0.5, random_state=1)
+    twin = clone(auto)
+    assert twin.get_params() == auto.get_params()
+    assert twin.get_params()["methods"] == ["ccsr"]
+    twin.set_params(n_clusters=3)
+    assert twin.n_clusters == 3 and auto.n_clusters == 4
+    for bad, match in [
+        ({"cv": 1}, "cv must be"),
+        ({"n_se": -1}, "n_se must be"),
+        ({"sigmas": (0,)}, "positive and finite"),
+        ({"methods": "ccsr"}, "sequence"),
+        ({"methods": [3]}, "names or estimators"),
+        ({"methods": ["nope"]}, "unknown method"),
+    ]:
+        with pytest.raises((ValueError, TypeError), match=match):
+            Auto(3, **bad).fit(X, constraints=cons)
+    with pytest.raises(TypeError, match="by keyword"):
+        Auto(3).fit(X, cons)
+
+
+def test_default_set_runs_on_small_data(blobs):
+    X, y, _ = blobs
+    X, y = X[:90], y[:90]
+    cons = Constraints.from_labels(y, 50, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ModelSelectionWarning)
+        auto = Auto(3, cv=3, random_state=0).fit(X, constraints=cons)
+    names = {type(p["estimator"]).__name__ for p in auto.search_.cv_results_["params"]}
+    assert names == {"NCut", "CCSR", "CCSKL", "LSCP", "SCACS", "COPKMeans", "COSC"}
+    assert auto.best_score_ >= auto.reference_score_
+    assert auto.fit_predict(X, constraints=cons).shape == (len(X),)
