@@ -6,7 +6,11 @@ to turn a degenerate result into an exception in a pipeline.
 
 from __future__ import annotations
 
-__all__ = ["DegeneratePartitionWarning", "DisconnectedGraphWarning"]
+__all__ = [
+    "ContradictoryAnswerWarning",
+    "DegeneratePartitionWarning",
+    "DisconnectedGraphWarning",
+]
 
 
 class DisconnectedGraphWarning(UserWarning):
@@ -20,4 +24,13 @@ class DegeneratePartitionWarning(UserWarning):
     when the partition has fewer clusters than asked for, has a cluster of fewer than
     ``max(2, 1 % of n)`` points that no cannot-link asks for, or violates at least half as
     large a share of the given constraints as a partition unrelated to them would.
+    """
+
+
+class ContradictoryAnswerWarning(UserWarning):
+    """An answer to a pair query contradicts the transitive closure of earlier answers.
+
+    :func:`spectralink.active.add_answers` (and the query loop
+    :func:`spectralink.active.learn`) keeps the earlier, consistent answers, drops the
+    contradicting one, records it and warns with this class.
     """
