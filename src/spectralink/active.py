@@ -403,8 +403,11 @@ class PairSelector:
             self._mind = np.full(self.n_samples_, np.inf)
             self._mind_seen = np.zeros(self.n_samples_, dtype=bool)
             new = np.flatnonzero(constrained)
-        for p in new:
-            np.minimum(self._mind, self._sqdist_to(p), out=self._mind)
+        Z, sq = self._features(), self._sqnorms()
+        for start in range(0, len(new), 256):  # blocks of points: one BLAS product each
+            b = new[start : start + 256]
+            D = sq[:, None] + sq[b][None, :] - 2.0 * (Z @ Z[b].T)
+            np.minimum(self._mind, np.maximum(D.min(axis=1), 0.0), out=self._mind)
         self._mind_seen |= constrained
         return self._mind
 
