@@ -33,12 +33,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 import warnings
 from pathlib import Path
 
 import numpy as np
 from sklearn.preprocessing import StandardScaler
+from threadpoolctl import threadpool_info
 
 from spectralink import Constraints
 from spectralink.active import (
@@ -79,12 +81,16 @@ def records_path(dataset: str) -> Path:
 
 
 def read_records(datasets=DATASETS) -> list[dict]:
-    out = []
+    """Records of ``datasets``; a cell rerun after an interruption replaces its partial records."""
+    out: dict[tuple, dict] = {}
     for d in datasets:
         p = records_path(d)
         if p.exists():
-            out += [json.loads(line) for line in p.read_text().splitlines() if line.strip()]
-    return out
+            for line in p.read_text().splitlines():
+                if line.strip():
+                    r = json.loads(line)
+                    out[(r["dataset"], r["method"], r["strategy"], r["seed"], r["n_queries"])] = r
+    return list(out.values())
 
 
 def append_record(rec: dict) -> None:
@@ -237,6 +243,10 @@ def run(datasets, methods, strategies, seeds):
 
 
 # --------------------------------------------------------------------------- timing
+def _n_threads() -> int:
+    return max((p.get("num_threads", 1) for p in threadpool_info()), default=1)
+
+
 def timing(dataset="usps", n_answers=200, repeats=5):
     """Seconds to choose a batch of 20 pairs once the estimator is fitted."""
     X, y = load_dataset(dataset)
@@ -257,10 +267,13 @@ def timing(dataset="usps", n_answers=200, repeats=5):
         f"forest); `next` is the median of {repeats} further calls with the same partition "
         "and constraints (what the query loop pays per batch between refits), `changed "
         "partition` one call after the partition changed (NPU refits its forest), "
-        "`select_pairs` the one-call function (builds everything each time).",
+        "`select_pairs` the one-call function (builds everything each time). `next / fit` "
+        "is `next` as a fraction of the CCSR fit measured in the same run.",
         "",
-        "| strategy | first | next (median) | changed partition | select_pairs |",
-        "|---|---|---|---|---|",
+        f"Load average {os.getloadavg()[0]:.2f} at the start, {_n_threads()} BLAS thread(s).",
+        "",
+        "| strategy | first | next (median) | next / fit | changed partition | select_pairs |",
+        "|---|---|---|---|---|---|",
     ]
     rng = np.random.RandomState(0)
     for strategy in STRATEGIES:
@@ -285,13 +298,14 @@ def timing(dataset="usps", n_answers=200, repeats=5):
         )
         one = time.perf_counter() - t0
         lines.append(
-            f"| {strategy} | {first:.2f} s | {np.median(times):.3f} s | {changed:.2f} s | "
-            f"{one:.2f} s |"
+            f"| {strategy} | {first:.2f} s | {np.median(times):.3f} s | "
+            f"{np.median(times) / t_fit:.3f} | {changed:.2f} s | {one:.2f} s |"
         )
         print(lines[-1], flush=True)
+    lines += ["", f"Load average {os.getloadavg()[0]:.2f} at the end."]
     text = "\n".join(lines) + "\n"
     OUT.mkdir(parents=True, exist_ok=True)
-    with atomic_write(OUT / "timing_raw.md", "w") as fh:
+    with atomic_write(OUT / "timing.md", "w") as fh:
         fh.write(text)
     print(text)
 
@@ -430,9 +444,14 @@ def _criteria(cells, strategies):
     ]
     for b in BASELINES:
         if b in avg:
+            at200 = [c[(b, 200)] for c in full]
+            wins = sum(c[(d, 200)] < c[(b, 200)] for c in full)
             out.append(
-                f"* `{d}` against `{b}`, mean over counts 50-800: {avg[d]:.3f} vs {avg[b]:.3f} "
-                f"-> {'lower' if avg[d] < avg[b] else 'NOT lower'}."
+                f"* `{d}` against `{b}`: mean over counts 50-800 {avg[d]:.3f} vs {avg[b]:.3f} "
+                f"-> {'lower' if avg[d] < avg[b] else 'NOT lower'}; at 200 queries "
+                f"{a200:.3f} vs {np.mean(at200):.3f} -> "
+                f"{'lower' if a200 < np.mean(at200) else 'NOT lower'} "
+                f"(lower in {wins} of {len(full)} cells)."
             )
     worse = [
         f"{c['dataset']}/{c['method']} ({c[(d, 200)]:.3f} vs {c[('random', 400)]:.3f})"
