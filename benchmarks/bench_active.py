@@ -480,6 +480,32 @@ def _criteria(cells, strategies):
                 f"{'lower' if a200 < np.mean(at200) else 'NOT lower'} "
                 f"(lower in {wins} of {len(full)} cells)."
             )
+    methods = list(dict.fromkeys(c["method"] for c in full))
+    out += [
+        "",
+        "Per method (mean over the datasets of the cells above: error at 200 queries / mean "
+        "over 50-800; random at 400 in the last row):",
+        "",
+        "| strategy | " + " | ".join(methods) + " |",
+        "|---" * (len(methods) + 1) + "|",
+    ]
+    for s in strategies:
+        row = []
+        for m in methods:
+            mine = [c for c in full if c["method"] == m]
+            at200 = np.mean([c[(s, 200)] for c in mine])
+            over = np.mean([c[(s, n)] for c in mine for n in COUNTS[1:]])
+            row.append(f"{at200:.3f} / {over:.3f}")
+        out.append(f"| {s} | " + " | ".join(row) + " |")
+    out.append(
+        "| random at 400 | "
+        + " | ".join(
+            f"{np.mean([c[('random', 400)] for c in full if c['method'] == m]):.3f}"
+            for m in methods
+        )
+        + " |"
+    )
+    out.append("")
     worse = [
         f"{c['dataset']}/{c['method']} ({c[(d, 200)]:.3f} vs {c[('random', 400)]:.3f})"
         for c in full
