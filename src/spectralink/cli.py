@@ -1,7 +1,8 @@
-"""The ``spectralink`` command: ``cluster``, ``compare`` and ``datasets``.
+"""The ``spectralink`` command: ``cluster``, ``compare``, ``query`` and ``datasets``.
 
 ``spectralink cluster DATA -k K --method NAME``  cluster a .csv/.npy/.npz feature file
 ``spectralink compare``                          the papers' protocol on one dataset
+``spectralink query DATA -k K -o ASK.csv``       the next pairs to ask a person
 ``spectralink datasets``                         the dataset names and where files are read
 
 User mistakes (missing file, bad CSV, unknown method or dataset, invalid parameter,
@@ -191,6 +192,76 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     p.set_defaults(func=_cmd_compare)
+
+    p = sub.add_parser(
+        "query",
+        parents=[common],
+        help="choose the next pairs to ask a person (active selection)",
+        description="Choose the pairs of rows of DATA whose answers help the clustering "
+        "most, and write them to OUTPUT with an empty 'kind' column to fill with ml/cl "
+        "(or, with --interactive, ask them in the terminal and save the answers).",
+    )
+    p.add_argument("data", metavar="DATA", help="features: .csv (optional header), .npy or .npz")
+    p.add_argument(
+        "-k",
+        "--n-clusters",
+        type=int,
+        required=True,
+        metavar="K",
+        dest="k",
+        help="number of clusters",
+    )
+    p.add_argument(
+        "-c",
+        "--constraints",
+        metavar="PAIRS_CSV",
+        help="pairs answered so far (i,j,kind[,weight]); rows with an empty kind are skipped",
+    )
+    p.add_argument(
+        "-m",
+        "--method",
+        default=None,
+        help="method whose partition guides the strategies that read one (default: NCut "
+        "of the selector's own graph)",
+    )
+    p.add_argument(
+        "-s",
+        "--strategy",
+        default="auto",
+        help="random, ffqs, minmax, npu, spectral or auto (default: auto)",
+    )
+    p.add_argument(
+        "-n",
+        "--n-pairs",
+        type=int,
+        default=20,
+        metavar="N",
+        help="pairs to write, or questions to ask with --interactive (default: 20)",
+    )
+    p.add_argument(
+        "-p",
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="parameter of --method, repeatable",
+    )
+    p.add_argument("--random-state", type=int, default=0, metavar="S", help="seed (default: 0)")
+    p.add_argument(
+        "-i",
+        "--interactive",
+        action="store_true",
+        help="ask in the terminal pair by pair; OUTPUT then receives the known pairs and "
+        "every answer, rewritten after each one",
+    )
+    p.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="OUTPUT",
+        help="CSV of pairs to answer (i,j,kind), or of answers with --interactive",
+    )
+    p.set_defaults(func=_cmd_query)
 
     p = sub.add_parser(
         "datasets",
@@ -424,7 +495,6 @@ def _check_output_path(path: Path) -> None:
 
 # --------------------------------------------------------------------------- commands
 def _cmd_cluster(args) -> int:
-    from .constraints import Constraints
     from .experiments import atomic_write
     from .methods import get_method
     from .metrics import (
@@ -444,7 +514,7 @@ def _cmd_cluster(args) -> int:
     y = read_labels(args.labels, n) if args.labels else y_npz
     if y is not None and len(y) != n:
         raise ValueError(f"{args.data}: y has {len(y)} labels but X has {n} rows.")
-    cons = Constraints.from_csv(args.constraints, n) if args.constraints else None
+    cons = _read_answered(args.constraints, n) if args.constraints else None
 
     est = cls(n_clusters=args.k, **params)
     if "random_state" not in params and "random_state" in est.get_params():
@@ -501,6 +571,76 @@ def _verbose(enabled: bool):
     finally:
         logger.removeHandler(handler)
         logger.setLevel(level)
+
+
+def _read_answered(path, n: int):
+    """Constraints from a file in which some rows may still lack an answer."""
+    from .constraints import Constraints
+
+    cons = Constraints.from_csv(path, n, skip_unanswered=True)
+    if cons.n_unanswered:
+        print(
+            f"spectralink: note: {path}: {cons.n_unanswered} row(s) without a kind "
+            "(not answered) skipped",
+            file=sys.stderr,
+        )
+    return cons
+
+
+def _cmd_query(args) -> int:
+    from . import active
+
+    out = Path(args.output)
+    _check_output_path(out)
+    if args.n_pairs < 1:
+        raise ValueError(f"--n-pairs must be >= 1, got {args.n_pairs}.")
+    strategy = active._check_strategy(args.strategy)
+    X, _ = read_matrix(args.data)
+    n = X.shape[0]
+    cons = _read_answered(args.constraints, n) if args.constraints else None
+    est = None
+    if args.method is not None:
+        from .methods import get_method
+
+        params = _parse_params(args.param, allow_prefix=False).get(None, {})
+        _check_method_params(args.method, params)
+        est = get_method(args.method)(n_clusters=args.k, **params)
+        if "random_state" not in params and "random_state" in est.get_params():
+            est.set_params(random_state=args.random_state)
+    elif args.param:
+        raise ValueError("--param needs --method.")
+    if args.interactive:
+        report = active.ask_in_terminal(
+            X,
+            args.n_pairs,
+            n_clusters=args.k,
+            output=out,
+            constraints=cons,
+            estimator=est,
+            strategy=strategy,
+            random_state=args.random_state,
+        )
+        kept = report.n_asked - report.n_skipped - len(report.dropped)
+        where = f"saved in {out}" if kept else "nothing written"
+        print(f"{kept} answer(s), {report.n_skipped} skipped; {where}")
+        return 0
+    if est is not None and strategy in active.PARTITION_STRATEGIES:
+        est.fit(X, constraints=cons)
+    pairs = active.select_pairs(
+        X,
+        args.n_pairs,
+        n_clusters=args.k,
+        constraints=cons,
+        estimator=est,
+        strategy=strategy,
+        random_state=args.random_state,
+    )
+    active.write_pairs_csv(out, pairs)
+    print(
+        f"{len(pairs)} pair(s) chosen by '{strategy}' written to {out}: fill the kind "
+        "column with ml (same group) or cl (different groups)"
+    )
+    return 0
 
 
 def _compare_methods(args) -> dict[str, dict]:
@@ -732,7 +872,7 @@ def main(argv: list[str] | None = None) -> int:
         return int(exc.code or 0) if not isinstance(exc.code, str) else 2
     if args.command is None:
         print(
-            "spectralink: error: choose a command: cluster, compare or datasets "
+            "spectralink: error: choose a command: cluster, compare, query or datasets "
             "(see 'spectralink --help')",
             file=sys.stderr,
         )

@@ -371,10 +371,15 @@ class Constraints:
     labeled_indices: np.ndarray | None = None
     labeled_y: np.ndarray | None = None
 
+    #: rows of the file read by :func:`read_constraints_csv` left without an answer
+    n_unanswered: int = 0
+
     @classmethod
-    def from_csv(cls, path: str | PathLike, n_samples: int) -> Constraints:
+    def from_csv(
+        cls, path: str | PathLike, n_samples: int, *, skip_unanswered: bool = False
+    ) -> Constraints:
         """Read pairs from a CSV file; see :func:`read_constraints_csv`."""
-        return read_constraints_csv(path, n_samples)
+        return read_constraints_csv(path, n_samples, skip_unanswered=skip_unanswered)
 
 
 def _check_labels(y) -> np.ndarray:
@@ -392,14 +397,19 @@ def _check_count(value, name: str) -> int:
     return int(value)
 
 
-def read_constraints_csv(path: str | PathLike, n_samples: int) -> Constraints:
+def read_constraints_csv(
+    path: str | PathLike, n_samples: int, *, skip_unanswered: bool = False
+) -> Constraints:
     """Read constraints from a CSV file with columns ``i,j,kind[,weight]``.
 
     ``kind`` is ``ml``/``cl``, ``must-link``/``cannot-link`` or ``1``/``-1``. A header
     row is optional (detected when its first field is not an integer). Indices are
-    0-based.
+    0-based. With ``skip_unanswered=True`` a row whose ``kind`` is empty (a pair written
+    by ``spectralink query`` and not answered yet) is skipped and counted in the
+    returned object's ``n_unanswered``; otherwise it is an error.
     """
     ml, cl, wml, wcl = [], [], [], []
+    unanswered = 0
     with open(path, newline="") as fh:
         rows: Iterable[list[str]] = csv.reader(fh)
         for lineno, row in enumerate(rows, start=1):
@@ -408,6 +418,10 @@ def read_constraints_csv(path: str | PathLike, n_samples: int) -> Constraints:
                 continue
             if lineno == 1 and not _is_int(row[0]):
                 continue  # header
+            if skip_unanswered and len(row) in (2, 3, 4) and (len(row) == 2 or row[2] == ""):
+                if _is_int(row[0]) and _is_int(row[1]):
+                    unanswered += 1
+                    continue
             if len(row) not in (3, 4):
                 raise ValueError(
                     f"{path}:{lineno}: expected 'i,j,kind[,weight]', got {','.join(row)!r}."
@@ -433,7 +447,9 @@ def read_constraints_csv(path: str | PathLike, n_samples: int) -> Constraints:
             else:
                 cl.append(pair)
                 wcl.append(weight)
-    return Constraints(ml, cl, n_samples=n_samples, weights=wml + wcl)
+    out = Constraints(ml, cl, n_samples=n_samples, weights=wml + wcl)
+    out.n_unanswered = unanswered
+    return out
 
 
 def _is_int(text: str) -> bool:

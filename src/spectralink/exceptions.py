@@ -6,7 +6,12 @@ to turn a degenerate result into an exception in a pipeline.
 
 from __future__ import annotations
 
-__all__ = ["DegeneratePartitionWarning", "DisconnectedGraphWarning", "ModelSelectionWarning"]
+__all__ = [
+    "ContradictoryAnswerWarning",
+    "DegeneratePartitionWarning",
+    "DisconnectedGraphWarning",
+    "ModelSelectionWarning",
+]
 
 
 class DisconnectedGraphWarning(UserWarning):
@@ -28,4 +33,13 @@ class ModelSelectionWarning(UserWarning):
 
     Raised by :class:`spectralink.Auto` when the constraints are too few to cross-validate
     or when its choice fails on all the constraints.
+    """
+
+
+class ContradictoryAnswerWarning(UserWarning):
+    """An answer to a pair query contradicts the transitive closure of earlier answers.
+
+    :func:`spectralink.active.add_answers` (and the query loop
+    :func:`spectralink.active.learn`) keeps the earlier, consistent answers, drops the
+    contradicting one, records it and warns with this class.
     """
