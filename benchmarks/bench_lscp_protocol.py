@@ -99,19 +99,23 @@ def ordering_note(summary, count) -> str:
     )
 
 
-def run_curves(names, trials, counts_uci, counts_img, sections, image_refinement="auto"):
+def run_curves(names, trials, counts_uci, counts_img, sections, image_refinement="auto",
+               only=None, tag=""):
     for name in names:
         X, y = load(name)
         counts = counts_img if name in IMAGES else counts_uci
+        methods = methods_for(name, image_refinement=image_refinement)
+        if only:
+            methods = {label: p for label, p in methods.items() if label in only}
         t0 = time.perf_counter()
         recs = []
         for count in counts:  # the records are written as each count completes
             recs += run_protocol(
-                X, y, methods_for(name, image_refinement=image_refinement), [count],
+                X, y, methods, [count],
                 n_trials=trials, dataset=name, compute_ncut=False, random_state=0,
                 progress=False,
             )
-            write_records_csv(recs, OUT / f"records_{name}.csv")
+            write_records_csv(recs, OUT / f"records_{name}{'_' + tag if tag else ''}.csv")
             print(f"{name}: {count} pairs done ({time.perf_counter() - t0:.0f} s)", flush=True)
         elapsed = time.perf_counter() - t0
         plot_metric_curves(recs, OUT / f"ari_{name}.png", metric="ari",
@@ -211,6 +215,11 @@ def main(argv=None):
     ap.add_argument("--tag", default="", help="suffix of the results file name")
     ap.add_argument("--image-counts", default=None, help="e.g. 300,2400")
     ap.add_argument(
+        "--methods", default=None,
+        help="curves part: run only these method labels, e.g. NCut,E2CP,LSCP (the draws "
+        "do not depend on the methods, so runs on the same counts can be compared)",
+    )
+    ap.add_argument(
         "--image-refinement",
         default="auto",
         choices=["auto", "dense"],
@@ -264,8 +273,10 @@ def main(argv=None):
     if args.part in ("curves", "all"):
         uci = [n for n in names if n in UCI]
         img = [n for n in names if n in IMAGES]
-        run_curves(uci, trials_uci, counts_uci, counts_img, sections)
-        run_curves(img, trials_img, counts_uci, counts_img, sections, args.image_refinement)
+        only = set(args.methods.split(",")) if args.methods else None
+        run_curves(uci, trials_uci, counts_uci, counts_img, sections, only=only, tag=args.tag)
+        run_curves(img, trials_img, counts_uci, counts_img, sections, args.image_refinement,
+                   only=only, tag=args.tag)
     if args.part in ("k", "all"):
         run_k(args.k_dataset, args.k_count, trials_k, sections)
     if args.part in ("masked", "all"):

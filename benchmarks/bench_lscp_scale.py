@@ -11,12 +11,16 @@
    is timed apart (a warm-up search on 2,000 points). Each measurement runs in a fresh
    subprocess so that ``ru_maxrss`` is its own peak. The stages are exactly those of
    ``LSCP.fit`` with the chosen refinement. The compiled propagation kernels use
-   ``NUMBA_NUM_THREADS`` threads (default: all cores).
+   ``NUMBA_NUM_THREADS`` threads (default: all cores). NCut (k = 10) is fitted end to
+   end in the same process afterwards, as the baseline of the time ratio.
+3. ``--part cost``: end-to-end fits (graph included) of E2CP and LSCP, each refinement
+   path, as multiples of NCut's time on the same features (ionosphere, MNIST test digits
+   0-4, USPS), warm, best of ``--repeats``.
 
 Usage::
 
     SPECTRALINK_DATA=/path/to/datasets python benchmarks/bench_lscp_scale.py
-        [--part usps|mnist|all] [--n-constraints 2400] [--repeats 3] [--tol 1e-5]
+        [--part usps|mnist|cost|all] [--n-constraints 2400] [--repeats 3] [--tol 1e-5]
         [--n-samples N] [--refinement sampled|masked] [--n-fill 20]
 """
 
@@ -71,7 +75,7 @@ def _mnist(
     import resource
     import time
 
-    from spectralink import Constraints, datasets
+    from spectralink import Constraints, NCut, datasets
     from spectralink.graph import kneighbors
     from spectralink.metrics import adjusted_rand_score
     from spectralink.similarity import learn_similarity
@@ -112,7 +116,11 @@ def _mnist(
     R = stage("refinement", lambda: refine_masked(W, rows, cols, f, fill))
     _, _, labels = stage("spectral", lambda: njw_clustering(R, 10, random_state=0))
     peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    t0 = time.perf_counter()
+    NCut(10, n_neighbors=10, random_state=0).fit(X)
+    ncut_s = time.perf_counter() - t0
     return {
+        "ncut_s": ncut_s,
         "n": int(X.shape[0]), "n_constrained_points": int(len(cons.constrained_points)),
         "n_pairs": int(len(rows)), "n_fill_pairs": int(len(fill["rows"])) if fill else 0,
         "refinement": refinement, "n_fill": n_fill, "nnz": int(R.nnz),
@@ -125,16 +133,52 @@ def _mnist(
     }
 
 
-def _child(part: str, n_constraints: int, repeats: int, tol: float, n_samples=None,
-           refinement="sampled", n_fill=20) -> dict:
-    """Run one measurement in a fresh interpreter and return its JSON result."""
-    arg = (
-        repr(repeats) if part == "usps"
-        else f"{tol!r}, {n_samples!r}, {refinement!r}, {n_fill!r}"
-    )
+COST_SETS = {"ionosphere": 400, "mnist04": 2400, "usps": 2400}
+
+
+def _cost(name: str, repeats: int) -> dict:
+    """End-to-end fit times from the features (graph included) against NCut's, warm."""
+    import time
+    import warnings
+
+    import numpy as np
+
+    from spectralink import E2CP, LSCP, Constraints, NCut, datasets
+    from spectralink.metrics import adjusted_rand_score
+
+    if name == "mnist04":
+        X, y = datasets.load_subset("mnist_test", classes=range(5))
+    else:
+        X, y = datasets.load(name)
+    warnings.simplefilter("ignore")
+    k = len(np.unique(y))
+    cons = Constraints.from_labels(y, COST_SETS[name], random_state=0)
+    fits = {"NCut": lambda: NCut(k, n_neighbors=10, random_state=0).fit(X)}
+    for est in (E2CP, LSCP):
+        for path in ("auto", "sampled", "masked"):
+            label = est.__name__ + ("" if path == "auto" else f"-{path}")
+            fits[label] = (lambda est=est, path=path: est(
+                k, refinement=path, random_state=0).fit(X, constraints=cons))
+    out = {"n": int(X.shape[0]), "n_constraints": COST_SETS[name], "times": {}, "ari": {},
+           "path": {}}
+    for label, fit in fits.items():
+        fit()  # warm-up: imports, compilation, caches
+        best = np.inf
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            model = fit()
+            best = min(best, time.perf_counter() - t0)
+        out["times"][label] = best
+        out["ari"][label] = float(adjusted_rand_score(y, model.labels_))
+        out["path"][label] = getattr(model, "refinement_", "")
+    return out
+
+
+def _child(part: str, *args) -> dict:
+    """Run ``_<part>(*args)`` in a fresh interpreter and return its JSON result."""
     code = (
         f"import json, sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); "
-        f"import bench_lscp_scale as b; print(json.dumps(b._{part}({n_constraints}, {arg})))"
+        f"import bench_lscp_scale as b; print(json.dumps(b._{part}(*{args!r})))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env=os.environ.copy(), check=False)
@@ -145,7 +189,9 @@ def _child(part: str, n_constraints: int, repeats: int, tol: float, n_samples=No
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--part", default="all", choices=["usps", "mnist", "all"])
+    ap.add_argument("--part", default="all", choices=["usps", "mnist", "cost", "all"])
+    ap.add_argument("--cost-datasets", default=",".join(COST_SETS),
+                    help="cost part: datasets whose end-to-end fits are timed against NCut")
     ap.add_argument("--n-constraints", type=int, default=2400)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--tol", type=float, default=1e-5)
@@ -159,7 +205,7 @@ def main(argv=None):
              f"Generated by `benchmarks/bench_lscp_scale.py` ({os.cpu_count()} cores, shared "
              "with other jobs: times are inflated by contention).", ""]
     if args.part in ("usps", "all"):
-        r = _child("usps", args.n_constraints, args.repeats, args.tol)
+        r = _child("usps", args.n_constraints, args.repeats)
         lines += [
             f"learn_similarity on USPS (n = {r['n']}, k = 10, {args.n_constraints} "
             f"constraints), best of {args.repeats}: total {r['total_s']:.2f} s "
@@ -169,8 +215,8 @@ def main(argv=None):
         ]
         print(lines[-2], flush=True)
     if args.part in ("mnist", "all"):
-        r = _child("mnist", args.n_constraints, args.repeats, args.tol, args.n_samples,
-                   args.refinement, args.n_fill)
+        r = _child("mnist", args.n_constraints, args.tol, args.n_samples, args.refinement,
+                   args.n_fill)
         t, c = r["times"], r["cpu"]
         split = " + ".join(
             f"{k} {t[k]:.1f} s (CPU {c[k]:.1f} s)"
@@ -188,9 +234,31 @@ def main(argv=None):
             f"plus the one-off PyNNDescent JIT compilation of a fresh process "
             f"{t['jit_warmup']:.1f} s (CPU {c['jit_warmup']:.1f} s); "
             f"peak RSS {r['peak_rss_gb']:.2f} GB (after loading: {r['rss_after_load_gb']:.2f} "
-            f"GB); ARI {r['ari']:.3f}. Targets: < 60 s warm, < 3 GB.", "",
+            f"GB); ARI {r['ari']:.3f}. Targets: < 60 s warm, < 3 GB. NCut (k = 10) end to end "
+            f"in the same process: {r['ncut_s']:.1f} s, so LSCP takes "
+            f"{r['total_s'] / r['ncut_s']:.1f}x NCut.", "",
         ]
         print(lines[-2], flush=True)
+    if args.part == "cost":
+        lines += [
+            "End-to-end fit times from the features (k-NN graph, similarity learning, "
+            "propagation, refinement, spectral clustering), warm (one fit first), best of "
+            f"{args.repeats}, as multiples of NCut's (k = 10, the same graph) in the same "
+            "process; constraints: 400 pairs (UCI) or 2,400 (images), seed 0. "
+            "Path: the refinement actually used.", "",
+            "| dataset | n | NCut (s) | method | path | time / NCut | ARI |",
+            "|---|---:|---:|---|---|---:|---:|",
+        ]
+        for ds in [d for d in args.cost_datasets.split(",") if d]:
+            r = _child("cost", ds, args.repeats)
+            base = r["times"]["NCut"]
+            for label, t in r["times"].items():
+                lines.append(
+                    f"| {ds} | {r['n']} | {base:.3f} | {label} | {r['path'][label]} | "
+                    f"{t / base:.2f} | {r['ari'][label]:.3f} |"
+                )
+            print("\n".join(lines[-len(r["times"]):]), flush=True)
+        lines.append("")
     name = "SCALE.md" if args.part == "all" else f"SCALE_{args.part}.md"
     if args.part != "usps" and args.refinement != "sampled":
         name = name.replace(".md", f"_{args.refinement}.md")
