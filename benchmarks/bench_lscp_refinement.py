@@ -144,6 +144,14 @@ def main(argv=None):
         "ARI mean over the draws. Fit times are wall seconds on 2 cores shared with other "
         "jobs.",
         "",
+        "Candidates: `exact` eq. 12 on the dense F; `masked` eq. 12 on the graph's edges "
+        "and the constrained pairs only (no fill-in); `top-t` the masked set plus each "
+        "row's t largest positive F_ij (an exact maximum-inner-product search over F's "
+        "low-rank factors); `F_ML` the masked set plus the must-link part F_ML >= max(F, 0) "
+        "everywhere else (the fill-in without the cannot-links' cancellation); "
+        "`sampled-s` the library's `refinement=\"sampled\"` with s importance draws per "
+        "point. Rows marked (fit) and `sampled-s` are the estimators' own fits.",
+        "",
     ]
     for name in args.datasets.split(","):
         X, y = load(name)
