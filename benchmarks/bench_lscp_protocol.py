@@ -105,8 +105,12 @@ def run_curves(names, trials, counts_uci, counts_img, sections, image_refinement
         X, y = load(name)
         counts = counts_img if name in IMAGES else counts_uci
         methods = methods_for(name, image_refinement=image_refinement)
+        stem = name
         if only:
             methods = {label: p for label, p in methods.items() if label in only}
+            # a run of some methods keeps the full records and curves of the dataset
+            if tag:
+                stem = tag if tag.startswith(name) else f"{name}_{tag}"
         t0 = time.perf_counter()
         recs = []
         for count in counts:  # the records are written as each count completes
@@ -115,10 +119,10 @@ def run_curves(names, trials, counts_uci, counts_img, sections, image_refinement
                 n_trials=trials, dataset=name, compute_ncut=False, random_state=0,
                 progress=False,
             )
-            write_records_csv(recs, OUT / f"records_{name}{'_' + tag if tag else ''}.csv")
+            write_records_csv(recs, OUT / f"records_{stem}.csv")
             print(f"{name}: {count} pairs done ({time.perf_counter() - t0:.0f} s)", flush=True)
         elapsed = time.perf_counter() - t0
-        plot_metric_curves(recs, OUT / f"ari_{name}.png", metric="ari",
+        plot_metric_curves(recs, OUT / f"ari_{stem}.png", metric="ari",
                            title=f"{name} (n={len(y)}), ARI, {trials} draws")
         summary = summarize(recs, "ari")
         times = summarize(recs, "time_s")
