@@ -7,14 +7,16 @@ similarity graph construction for all the algorithms"), lambda = mu = 0.1, eta =
 
 * ``curves``: NCut, SL (when ``spectralink.SpectralLearning`` is available), E2CP and LSCP
   on wine, ionosphere, wdbc, glass, USPS (9,298) and MNIST test digits 0-4 (5,139).
-  On the UCI sets E2CP/LSCP run with the exact dense refinement; the variant with the
-  masked (scalable) refinement and the variant with ``F / max|F|`` scaling instead of
-  clipping are run on the same draws. On USPS and MNIST 0-4 (n > 5,000) E2CP/LSCP use
-  the masked refinement (the default there) with CG tolerance 1e-5.
+  E2CP/LSCP run at their defaults: on the UCI sets the exact dense refinement, with the
+  sampled (scalable) refinement forced, the masked one and ``F / max|F|`` scaling
+  instead of clipping as variants on the same draws; on USPS and MNIST 0-4
+  (n > 5,000) the sampled refinement (the default there) with solver tolerance 1e-5,
+  the masked one alongside (``--image-refinement dense``: the exact dense refinement,
+  with sampled and masked alongside).
 * ``k``: ARI vs k = 5..25 on one dataset at a fixed constraint count (the paper's
   Table 3 used Scene, which is not available here).
-* ``masked``: masked vs dense refinement on MNIST 0-4 (dense_max raised), a few draws,
-  for E2CP and LSCP, and for LSCP with ``F / max|F|``.
+* ``masked``: dense vs sampled vs masked refinement on MNIST 0-4 (dense_max raised), a
+  few draws, for E2CP and LSCP, and for LSCP with ``F / max|F|``.
 
 Writes Markdown tables, CSV records and PNG curves to docs/results/lscp/.
 
@@ -53,11 +55,12 @@ def load(name):
     return datasets.load(name)
 
 
-def methods_for(name, k=10, variants=True, image_refinement="masked"):
-    """Label -> params; the masked and F/max variants only where they are cheap.
+def methods_for(name, k=10, variants=True, image_refinement="auto"):
+    """Label -> params; the sampled, masked and F/max variants only where they are cheap.
 
-    On the image sets ``image_refinement="dense"`` runs the paper's exact refinement
-    (``dense_max`` raised above n) as E2CP / LSCP, with the masked path alongside.
+    On the image sets the masked path runs alongside the default (sampled) one;
+    ``image_refinement="dense"`` runs the paper's exact refinement (``dense_max`` raised
+    above n) as E2CP / LSCP, with the sampled and masked paths alongside.
     """
     large = name in IMAGES
     tol = 1e-5 if large else 1e-8
@@ -67,11 +70,16 @@ def methods_for(name, k=10, variants=True, image_refinement="masked"):
         m["SL"] = {"method": "sl", "n_neighbors": k, "normalization": "additive"}
     m["E2CP"] = {"method": "e2cp", "n_neighbors": k, "tol": tol}
     m["LSCP"] = {"method": "lscp", "n_neighbors": k, "tol": tol}
-    if large and image_refinement == "dense":
+    if large and variants:
         for label in ("E2CP", "LSCP"):
+            if image_refinement == "dense":
+                m[f"{label}-sampled"] = dict(m[label], refinement="sampled")
             m[f"{label}-masked"] = dict(m[label], refinement="masked")
-            m[label].update(refinement="dense", dense_max=IMAGE_DENSE_MAX)
+            if image_refinement == "dense":
+                m[label].update(refinement="dense", dense_max=IMAGE_DENSE_MAX)
     if variants and not large:
+        m["E2CP-sampled"] = {"method": "e2cp", "n_neighbors": k, "refinement": "sampled"}
+        m["LSCP-sampled"] = {"method": "lscp", "n_neighbors": k, "refinement": "sampled"}
         m["E2CP-masked"] = {"method": "e2cp", "n_neighbors": k, "refinement": "masked"}
         m["LSCP-masked"] = {"method": "lscp", "n_neighbors": k, "refinement": "masked"}
         m["E2CP-Fmax"] = {"method": "e2cp", "n_neighbors": k, "f_scale": "max"}
@@ -91,18 +99,30 @@ def ordering_note(summary, count) -> str:
     )
 
 
-def run_curves(names, trials, counts_uci, counts_img, sections, image_refinement="masked"):
+def run_curves(names, trials, counts_uci, counts_img, sections, image_refinement="auto",
+               only=None, tag=""):
     for name in names:
         X, y = load(name)
         counts = counts_img if name in IMAGES else counts_uci
+        methods = methods_for(name, image_refinement=image_refinement)
+        stem = name
+        if only:
+            methods = {label: p for label, p in methods.items() if label in only}
+            # a run of some methods keeps the full records and curves of the dataset
+            if tag:
+                stem = tag if tag.startswith(name) else f"{name}_{tag}"
         t0 = time.perf_counter()
-        recs = run_protocol(
-            X, y, methods_for(name, image_refinement=image_refinement), counts,
-            n_trials=trials, dataset=name, compute_ncut=False, random_state=0, progress=False,
-        )
+        recs = []
+        for count in counts:  # the records are written as each count completes
+            recs += run_protocol(
+                X, y, methods, [count],
+                n_trials=trials, dataset=name, compute_ncut=False, random_state=0,
+                progress=False,
+            )
+            write_records_csv(recs, OUT / f"records_{stem}.csv")
+            print(f"{name}: {count} pairs done ({time.perf_counter() - t0:.0f} s)", flush=True)
         elapsed = time.perf_counter() - t0
-        write_records_csv(recs, OUT / f"records_{name}.csv")
-        plot_metric_curves(recs, OUT / f"ari_{name}.png", metric="ari",
+        plot_metric_curves(recs, OUT / f"ari_{stem}.png", metric="ari",
                            title=f"{name} (n={len(y)}), ARI, {trials} draws")
         summary = summarize(recs, "ari")
         times = summarize(recs, "time_s")
@@ -160,11 +180,11 @@ def run_masked(name, counts, trials, sections):
     X, y = load(name)
     methods = {}
     for base in ("e2cp", "lscp"):
-        for path in ("dense", "masked"):
+        for path in ("dense", "sampled", "masked"):
             methods[f"{base.upper()}-{path}"] = {
                 "method": base, "refinement": path, "dense_max": 10_000, "tol": 1e-6,
             }
-    for path in ("dense", "masked"):
+    for path in ("dense", "sampled", "masked"):
         methods[f"LSCP-{path}-Fmax"] = {
             "method": "lscp", "refinement": path, "dense_max": 10_000, "tol": 1e-6,
             "f_scale": "max",
@@ -176,8 +196,8 @@ def run_masked(name, counts, trials, sections):
     summary = summarize(recs, "ari")
     times = summarize(recs, "time_s")
     lines = [
-        f"### Masked vs exact dense refinement on {name} (n = {len(y)}), ARI over {trials} "
-        "draws",
+        f"### Exact dense vs sampled vs masked refinement on {name} (n = {len(y)}), ARI "
+        f"over {trials} draws",
         "",
         format_table(summary),
         "",
@@ -199,10 +219,16 @@ def main(argv=None):
     ap.add_argument("--tag", default="", help="suffix of the results file name")
     ap.add_argument("--image-counts", default=None, help="e.g. 300,2400")
     ap.add_argument(
+        "--methods", default=None,
+        help="curves part: run only these method labels, e.g. NCut,E2CP,LSCP (the draws "
+        "do not depend on the methods, so runs on the same counts can be compared)",
+    )
+    ap.add_argument(
         "--image-refinement",
-        default="masked",
-        choices=["masked", "dense"],
-        help="E2CP/LSCP refinement on USPS / MNIST 0-4 (dense: exact, with masked alongside)",
+        default="auto",
+        choices=["auto", "dense"],
+        help="E2CP/LSCP refinement on USPS / MNIST 0-4: auto (the default, sampled there) "
+        "with masked alongside, or dense (exact) with sampled and masked alongside",
     )
     ap.add_argument("--masked-dataset", default="mnist04")
     ap.add_argument("--masked-counts", default=None, help="e.g. 100,400")
@@ -238,10 +264,12 @@ def main(argv=None):
         "distance to the 10th neighbour; raw features (no scaling). E2CP/LSCP: eta = 0.25, "
         "lambda = mu = 0.1, F clipped to [-1, 1] unless marked Fmax (F / max|F|); dense "
         + (
-            "refinement (exact, as the paper) everywhere, and the masked (scalable) one in "
-            "the -masked columns."
+            "refinement (exact, as the paper) everywhere, the sampled (scalable) one in "
+            "the -sampled columns and the masked one (no fill-in) in the -masked columns."
             if args.image_refinement == "dense"
-            else "refinement for n <= 5000, masked above (and in the -masked columns)."
+            else "refinement (exact) for n <= 5000 when it fits in memory, sampled above "
+            "(the defaults), and forced in the -sampled columns; masked (no fill-in) in "
+            "the -masked columns."
         ),
         "",
     ]
@@ -249,8 +277,10 @@ def main(argv=None):
     if args.part in ("curves", "all"):
         uci = [n for n in names if n in UCI]
         img = [n for n in names if n in IMAGES]
-        run_curves(uci, trials_uci, counts_uci, counts_img, sections)
-        run_curves(img, trials_img, counts_uci, counts_img, sections, args.image_refinement)
+        only = set(args.methods.split(",")) if args.methods else None
+        run_curves(uci, trials_uci, counts_uci, counts_img, sections, only=only, tag=args.tag)
+        run_curves(img, trials_img, counts_uci, counts_img, sections, args.image_refinement,
+                   only=only, tag=args.tag)
     if args.part in ("k", "all"):
         run_k(args.k_dataset, args.k_count, trials_k, sections)
     if args.part in ("masked", "all"):

@@ -214,10 +214,10 @@ def test_clone_get_params_and_bad_parameters(blobs):
     twin.set_params(n_clusters=3)
     assert twin.n_clusters == 3 and auto.n_clusters == 4
     for bad, match in [
-        ({"cv": 1}, "cv must be"),
-        ({"n_se": -1}, "n_se must be"),
+        ({"cv": 1}, r"'cv' parameter of Auto must be an int in the range \[2, inf\)"),
+        ({"n_se": -1}, "'n_se' parameter of Auto must be"),
         ({"sigmas": (0,)}, "positive and finite"),
-        ({"methods": "ccsr"}, "sequence"),
+        ({"methods": "ccsr"}, "'methods' parameter of Auto must be"),
         ({"methods": [3]}, "names or estimators"),
         ({"methods": ["nope"]}, "unknown method"),
     ]:

@@ -6,12 +6,14 @@ import scipy.sparse as sp
 
 from spectralink import E2CP, Constraints
 from spectralink.graph import knn_affinity, normalized_adjacency, normalized_laplacian
-from spectralink.methods.e2cp import refined_affinity
+from spectralink.methods.e2cp import dense_refinement_fits, refined_affinity
 from spectralink.solvers.propagation import (
     chebyshev_steps,
+    fill_values,
     masked_pairs,
     propagate_dense,
     propagate_pairs,
+    propagate_sampled,
     propagation_operator,
     refine_dense,
     refine_masked,
@@ -166,10 +168,143 @@ def test_refined_affinity_paths_agree_on_the_mask():
         np.asarray(Rm[rows, cols]).ravel(), np.asarray(Rd[rows, cols]).ravel(), atol=1e-9
     )
     assert Rd.nnz > Rm.nnz  # positive propagation fills the dense refined graph in
-    assert refined_affinity(W, cons, dense_max=10)[1] == "masked"
+    assert refined_affinity(W, cons, dense_max=10)[1] == "sampled"
+    assert refined_affinity(W, cons)[1] == "dense"
     empty = Constraints(n_samples=W.shape[0])
     R0, _ = refined_affinity(W, empty)
     assert abs(R0 - W).max() == 0
+
+
+def _reference_F_ml(W, cons, eta):
+    # the must-link part of eq. 11: eta^2 G Y_ML G
+    n = W.shape[0]
+    G = np.linalg.inv(eta * np.eye(n) + normalized_laplacian(W).toarray())
+    Y_ml = Constraints(cons.must_link, n_samples=n).signed_matrix.toarray()
+    return eta**2 * G @ Y_ml @ G
+
+
+def _fill_matrix(fill, n):
+    S = np.zeros((n, n))
+    v = fill_values(fill["f"], fill["f_ml"], fill["weight"])
+    S[fill["rows"], fill["cols"]] = v
+    S[fill["cols"], fill["rows"]] = v
+    return S
+
+
+def test_sampled_propagation_is_exact_on_its_pairs():
+    X, y, W, cons = _problem(seed=1)
+    n = W.shape[0]
+    F, F_ml = _reference_F(W, cons, 0.25), _reference_F_ml(W, cons, 0.25)
+    rows, cols = masked_pairs(W, cons)
+    # small blocks: several must-link strata and cannot-link blocks
+    for block in (None, 6):
+        f, fill = propagate_sampled(
+            W, cons, rows, cols, n_fill=10, tol=1e-12, random_state=0, block_points=block
+        )
+        np.testing.assert_allclose(f, F[rows, cols], atol=1e-10)
+        r, c = fill["rows"], fill["cols"]
+        assert len(r) > 0 and np.all(r < c)
+        # off the exact pairs and the diagonal, each pair once
+        mask = np.zeros((n, n), bool)
+        mask[rows, cols] = True
+        assert not mask[r, c].any()
+        assert len(np.unique(r * n + c)) == len(r)
+        np.testing.assert_allclose(fill["f"], F[r, c], atol=1e-10)
+        np.testing.assert_allclose(fill["f_ml"], F_ml[r, c], atol=1e-10)
+        # draws only where F_ML > 0, and max(F, 0) <= F_ML there
+        assert fill["f_ml"].min() > 0 and np.all(fill["f"] <= fill["f_ml"] + 1e-12)
+        assert fill["weight"].min() > 0
+
+
+def test_sampled_fill_is_unbiased_and_converges():
+    X, y, W, cons = _problem(seed=1)
+    n = W.shape[0]
+    rows, cols = masked_pairs(W, cons)
+    mask = np.zeros((n, n), bool)
+    mask[rows, cols] = mask[cols, rows] = True
+    np.fill_diagonal(mask, True)
+    # eq. 12 off the graph and the constrained pairs: max(F, 0)
+    target = np.where(mask, 0.0, np.clip(_reference_F(W, cons, 0.25), 0, 1))
+
+    def error(n_fill, seed):
+        _, fill = propagate_sampled(
+            W, cons, rows, cols, n_fill=n_fill, tol=1e-12, random_state=seed
+        )
+        return _fill_matrix(fill, n)
+
+    errs = [np.linalg.norm(error(m, 0) - target) / np.linalg.norm(target) for m in (10, 4000)]
+    assert errs[1] < 0.1 < errs[0]
+    # the mean of independent estimates approaches the target (unbiased): 2,000 draws
+    # per point in all, as 50 estimates of 40
+    mean = np.mean([error(40, s) for s in range(50)], axis=0)
+    assert np.linalg.norm(mean - target) / np.linalg.norm(target) < 0.12
+    # row sums (the fill-in's share of the degrees) are estimated best; the total closely
+    np.testing.assert_allclose(mean.sum(1), target.sum(1), rtol=0.1)
+    assert abs(mean.sum() / target.sum() - 1) < 0.01
+
+
+def test_sampled_refinement_converges_to_dense():
+    X, y, W, cons = _problem(seed=3)
+    Rd = refined_affinity(W, cons, refinement="dense", tol=1e-12)[0].toarray()
+    errs = []
+    for n_fill in (5, 50, 2000):
+        Rs, path = refined_affinity(
+            W, cons, refinement="sampled", n_fill=n_fill, tol=1e-12, random_state=0
+        )
+        assert path == "sampled"
+        Rs = Rs.toarray()
+        assert Rs.min() >= 0 and np.all(np.diag(Rs) == 0)
+        np.testing.assert_allclose(Rs, Rs.T, atol=1e-15)
+        errs.append(np.linalg.norm(Rs - Rd, 2) / np.linalg.norm(Rd, 2))
+    assert errs[0] > errs[1] > errs[2] and errs[2] < 0.01
+    # the spectral embedding follows: principal angles to the dense one's subspace
+    from spectralink.spectral import laplacian_eigenvectors
+
+    _, Vd = laplacian_eigenvectors(sp.csr_matrix(Rd), 3)
+    _, Vs = laplacian_eigenvectors(sp.csr_matrix(Rs), 3)
+    assert np.linalg.svd(Vd.T @ Vs, compute_uv=False).min() > 0.999
+
+
+def test_sampled_path_properties():
+    X, y, W, cons = _problem(seed=7)
+    a = refined_affinity(W, cons, refinement="sampled", random_state=3)[0]
+    b = refined_affinity(W, cons, refinement="sampled", random_state=3)[0]
+    c = refined_affinity(W, cons, refinement="sampled", random_state=4)[0]
+    assert abs(a - b).max() == 0 and abs(a - c).max() > 0
+    # without must-links nothing is positive: the sampled path is the masked one
+    cl_only = Constraints(cannot_link=cons.cannot_link, n_samples=W.shape[0])
+    Rs = refined_affinity(W, cl_only, refinement="sampled")[0]
+    Rm = refined_affinity(W, cl_only, refinement="masked")[0]
+    assert abs(Rs - Rm).max() < 1e-12
+    # F / max|F|: values within [0, 1], on the same pairs (a cannot-link at -1 may zero one)
+    R = refined_affinity(W, cons, refinement="sampled", f_scale="max", random_state=3)[0]
+    assert R.data.min() >= 0 and R.data.max() <= 1
+    on_a = set(zip(*a.nonzero(), strict=True))
+    assert set(zip(*R.nonzero(), strict=True)) <= on_a and R.nnz > 0.9 * a.nnz
+
+
+def test_sampled_numpy_and_compiled_paths_agree(monkeypatch):
+    from spectralink.solvers import propagation
+
+    X, y, W, cons = _problem(seed=10)
+    rows, cols = masked_pairs(W, cons)
+    f_jit, fill_jit = propagate_sampled(W, cons, rows, cols, tol=1e-12, random_state=0)
+    monkeypatch.setattr(propagation, "_compiled_kernels", lambda: None)
+    f_np, fill_np = propagate_sampled(W, cons, rows, cols, tol=1e-12, random_state=0)
+    np.testing.assert_allclose(f_np, f_jit, atol=1e-12)
+    np.testing.assert_array_equal(fill_np["rows"], fill_jit["rows"])
+    np.testing.assert_array_equal(fill_np["cols"], fill_jit["cols"])
+    np.testing.assert_allclose(fill_np["f"], fill_jit["f"], atol=1e-12)
+
+
+def test_auto_path_uses_memory():
+    assert dense_refinement_fits(1000, available=1e9)
+    assert not dense_refinement_fits(5000, available=1e9)
+    X, y, W, cons = _problem(seed=2)
+    model = E2CP(3, n_neighbors=8, random_state=0).fit(X, constraints=cons)
+    assert model.refinement_ == "dense"
+    model = E2CP(3, n_neighbors=8, dense_max=50, random_state=0).fit(X, constraints=cons)
+    assert model.refinement_ == "sampled"
 
 
 def _two_moons(seed=0, n_per=60):
@@ -202,6 +337,27 @@ def test_e2cp_constraints_help_and_is_deterministic(f_scale):
     np.testing.assert_array_equal(pre.fit(W, constraints=cons).labels_, model.labels_)
 
 
+@pytest.mark.filterwarnings("ignore::spectralink.exceptions.DegeneratePartitionWarning")
+def test_e2cp_sampled_path_keeps_the_fill_in():
+    from sklearn.metrics import adjusted_rand_score
+
+    # two long parallel stripes: the unconstrained cut splits both across their length
+    rng = np.random.default_rng(0)
+    X = np.vstack([
+        np.column_stack([rng.uniform(0, 10, 100), rng.normal(0, 0.3, 100) + offset])
+        for offset in (0, 1.2)
+    ])
+    y = np.repeat([0, 1], 100)
+    cons = Constraints.from_labels(y, 100, random_state=0)
+    ari = {
+        path: adjusted_rand_score(
+            y, E2CP(2, refinement=path, random_state=0).fit(X, constraints=cons).labels_
+        )
+        for path in ("dense", "sampled", "masked")
+    }
+    assert ari["dense"] > 0.8 and ari["sampled"] > 0.8 and ari["masked"] < 0.3
+
+
 def test_e2cp_masked_path_runs():
     X, y, W, cons = _problem(seed=8)
     m = E2CP(3, n_neighbors=8, refinement="masked", random_state=0).fit(X, constraints=cons)
@@ -219,6 +375,9 @@ def test_bad_input():
         E2CP(3, eta=0.0).fit(X, constraints=cons)
     with pytest.raises(ValueError, match="f_scale"):
         E2CP(3, f_scale="norm").fit(X, constraints=cons)
+    for bad in (0, 2.5, True):
+        with pytest.raises(ValueError, match="n_fill"):
+            E2CP(3, refinement="sampled", n_fill=bad).fit(X, constraints=cons)
     with pytest.raises(ValueError, match="max_n"):
         propagate_dense(W, cons, max_n=10)
     with pytest.raises(ValueError, match="constraints"):

@@ -50,6 +50,33 @@ def test_lscp_deterministic_and_masked_path():
     assert m.affinity_matrix_.nnz < a.affinity_matrix_.nnz
 
 
+def _stripes(seed, n_per=100, gap=1.2):
+    # two long parallel stripes: the unconstrained cut splits both across their length
+    rng = np.random.default_rng(seed)
+    X = np.vstack([
+        np.column_stack([rng.uniform(0, 10, n_per), rng.normal(0, 0.3, n_per) + offset])
+        for offset in (0, gap)
+    ])
+    return X, np.repeat([0, 1], n_per)
+
+
+@pytest.mark.filterwarnings("ignore::spectralink.exceptions.DegeneratePartitionWarning")
+def test_lscp_sampled_path_keeps_the_fill_in():
+    X, y = _stripes(seed=3)
+    cons = Constraints.from_labels(y, 100, random_state=3)
+    d = LSCP(2, random_state=0).fit(X, constraints=cons)
+    s = LSCP(2, refinement="sampled", random_state=0).fit(X, constraints=cons)
+    m = LSCP(2, refinement="masked", random_state=0).fit(X, constraints=cons)
+    assert s.refinement_ == "sampled"
+    assert d.affinity_matrix_.nnz > s.affinity_matrix_.nnz > m.affinity_matrix_.nnz
+    # the propagation's gain is in the fill-in: kept by the sampled path, lost when masked
+    assert adjusted_rand_score(y, d.labels_) > 0.8
+    assert adjusted_rand_score(y, s.labels_) > 0.8
+    assert adjusted_rand_score(y, m.labels_) < 0.3
+    # above dense_max the default is the sampled path
+    assert LSCP(2, dense_max=50, random_state=0).fit(X, constraints=cons).refinement_ == "sampled"
+
+
 def test_lscp_bad_input():
     X, y = _moons_like(seed=3)
     with pytest.raises(ValueError, match="precomputed"):

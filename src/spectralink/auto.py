@@ -25,12 +25,13 @@ import warnings
 from collections.abc import Sequence
 
 from sklearn.base import clone
-from sklearn.exceptions import FitFailedWarning
+from sklearn.exceptions import FitFailedWarning, NotFittedError
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import StrOptions
 
 from .exceptions import DegeneratePartitionWarning, ModelSelectionWarning
 from .methods import METHODS, get_method
-from .methods._base import ConstrainedClusteringMixin
+from .methods._base import NON_NEGATIVE, ConstrainedClusteringMixin, Int
 from .model_selection import (
     ConstraintSearchCV,
     UnfoldableConstraintsError,
@@ -218,6 +219,19 @@ class Auto(ConstrainedClusteringMixin):
     (90,)
     """
 
+    _parameter_constraints = {
+        "n_clusters": [Int(2)],
+        "methods": [list, tuple, None],
+        "sigmas": ["array-like", None],
+        "cv": [Int(2)],
+        "split_by": [StrOptions({"auto", "pairs", "points"})],
+        "n_se": [NON_NEGATIVE],
+        "affinity": [StrOptions({"knn", "precomputed"})],
+        "n_jobs": [numbers.Integral, None],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
+
     def __init__(
         self,
         n_clusters: int = 2,
@@ -386,6 +400,13 @@ class Auto(ConstrainedClusteringMixin):
         self.best_estimator_ = estimator
         self.best_method_ = _method_name(estimator)
         self.labels_ = estimator.labels_
+
+    def predict(self, X):
+        """Cluster labels of new points: ``best_estimator_.predict(X)`` (see
+        :meth:`spectralink.methods._base.ConstrainedClusteringMixin.predict`)."""
+        if not hasattr(self, "best_estimator_"):
+            raise NotFittedError(f"this {type(self).__name__} is not fitted; call fit first.")
+        return self.best_estimator_.predict(X)
 
     def describe(self) -> str:
         """One line: the chosen method, its parameters and its cross-validated score."""

@@ -19,7 +19,7 @@ from ..progress import stage
 from ..similarity import learn_similarity, local_gram
 from ..solvers.simplex_qp import simplex_qp
 from ._base import NON_NEGATIVE, POSITIVE
-from .e2cp import DENSE_REFINEMENT_MAX, E2CP
+from .e2cp import DEFAULT_N_FILL, DENSE_REFINEMENT_MAX, E2CP
 
 __all__ = ["LSCP", "reconstruction_weights"]
 
@@ -87,9 +87,11 @@ class LSCP(E2CP):
     eta : float, default=0.25
         Propagation trade-off (eq. 11).
     kernel : {"gaussian", "linear"}, default="gaussian"
-    refinement : {"auto", "dense", "masked"}, default="auto"
-        See :func:`spectralink.methods.e2cp.refined_affinity`.
+    refinement : {"auto", "dense", "sampled", "masked"}, default="auto"
+        See :class:`E2CP` and :func:`spectralink.methods.e2cp.refined_affinity`.
     dense_max : int, default=5000
+    n_fill : int, default=20
+        Draws per point of the sampled fill-in.
     tol : float, default=1e-5
         Relative residual of the propagation solves; see :class:`E2CP`.
     f_scale : {"clip", "max"}, default="clip"
@@ -105,7 +107,7 @@ class LSCP(E2CP):
         The refined graph W* (eq. 12).
     embedding_ : ndarray of shape (n_samples, n_clusters)
     eigenvalues_ : ndarray of shape (n_clusters,)
-    refinement_ : {"dense", "masked"}
+    refinement_ : {"dense", "sampled", "masked"}
 
     Notes
     -----
@@ -146,6 +148,7 @@ class LSCP(E2CP):
         kernel: str = "gaussian",
         refinement: str = "auto",
         dense_max: int = DENSE_REFINEMENT_MAX,
+        n_fill: int = DEFAULT_N_FILL,
         tol: float = 1e-5,
         f_scale: str = "clip",
         n_init: int = 10,
@@ -159,6 +162,7 @@ class LSCP(E2CP):
             eta=eta,
             refinement=refinement,
             dense_max=dense_max,
+            n_fill=n_fill,
             tol=tol,
             f_scale=f_scale,
             n_init=n_init,
