@@ -34,6 +34,7 @@ __all__ = [
     "normalized_laplacian",
     "sigma_from_distances",
     "sigma_grid",
+    "stable_kneighbors",
 ]
 
 #: Above this many points :func:`kneighbors` uses approximate neighbours by default.
@@ -275,12 +276,76 @@ def normalized_laplacian(W: sp.spmatrix) -> sp.csr_matrix:
     return (sp.identity(S.shape[0], format="csr") - S).tocsr()
 
 
+def stable_kneighbors(
+    X: np.ndarray, n_neighbors: int, *, max_block_elements: int = 1 << 23
+) -> tuple[np.ndarray, np.ndarray]:
+    """Exact neighbours in the order of a stable sort of each point's distance column.
+
+    Among equal distances the smaller index comes first; the point itself is excluded
+    (its exact duplicates are neighbours at distance 0). Distances are float64 from
+    direct differences, so duplicate rows and integer-valued features tie exactly.
+    Rows are processed in blocks of at most ``max_block_elements`` distances: a BLAS
+    distance block locates the candidates (every point within the k-th distance plus the
+    rounding error of the expanded formula), which are then re-measured and sorted by
+    (distance, index). Cost O(n^2 d) time, O(n + block) memory.
+
+    Returns
+    -------
+    dist : ndarray of shape (n_samples, n_neighbors), ascending along rows
+    ind : ndarray of shape (n_samples, n_neighbors)
+    """
+    X = np.asarray(X, dtype=np.float64)
+    n, d = X.shape
+    k = int(n_neighbors)
+    if not 1 <= k < n:
+        raise ValueError(
+            f"n_neighbors={k} must be at least 1 and smaller than the number of samples ({n})."
+        )
+    Xc = X - X.mean(axis=0)  # distances are unchanged; centring shrinks rounding errors
+    sq = np.einsum("ij,ij->i", Xc, Xc)
+    # within a row, ||x_i - x_j||^2 - ||x_i||^2 = ||x_j||^2 - 2 <x_i, x_j>: one matrix product
+    left = np.hstack([Xc, np.ones((n, 1))])
+    right = np.hstack([-2.0 * Xc, sq[:, None]]).T.copy()
+    # twice a bound on the rounding error of the expanded form (see the candidate test)
+    err = 8.0 * (d + 2) * np.finfo(np.float64).eps
+    dist = np.empty((n, k))
+    ind = np.empty((n, k), dtype=np.int64)
+    step = max(1, min(n, max_block_elements // n))
+    m = min(k + 1, n - 1)  # one more than needed: is the k-th distance tied beyond k?
+    for s in range(0, n, step):
+        e = min(n, s + step)
+        rows = np.arange(s, e)
+        key = left[s:e] @ right
+        key[rows - s, rows] = np.inf
+        part = np.argpartition(key, m - 1, axis=1)[:, :m]
+        vals = np.take_along_axis(key, part, axis=1)
+        srt = np.sort(vals, axis=1)
+        tol = err * (sq[s:e] + sq.max()) + 1e-300
+        # rows whose (k+1)-th key may tie the k-th under rounding: take every candidate
+        slow = srt[:, m - 1] <= srt[:, k - 1] + tol if m > k else np.zeros(e - s, bool)
+        r = np.repeat(rows[~slow], k)
+        c = part[~slow, :k].ravel()
+        for i in np.flatnonzero(slow):
+            cand = np.flatnonzero(key[i] <= srt[i, k - 1] + tol[i])
+            r = np.concatenate([r, np.full(len(cand), s + i)])
+            c = np.concatenate([c, cand])
+        diff = X[r] - X[c]
+        exact = np.einsum("ij,ij->i", diff, diff)
+        order = np.lexsort((c, exact, r))  # by row, then distance, then index
+        r, c, exact = r[order], c[order], exact[order]
+        pos = np.searchsorted(r, rows)[:, None] + np.arange(k)[None, :]
+        ind[s:e] = c[pos]
+        dist[s:e] = np.sqrt(exact[pos])
+    return dist, ind
+
+
 def adaptive_knn_affinity(
     X: np.ndarray,
     n_neighbors: int = 10,
     *,
     method: str = "auto",
     random_state=None,
+    ann_threshold: int = ANN_THRESHOLD,
 ) -> sp.csr_matrix:
     """Symmetric k-NN graph with adaptive Gaussian weights (Bühler & Hein 2009).
 
@@ -289,11 +354,26 @@ def adaptive_knn_affinity(
     ``sigma_i`` is the distance from ``x_i`` to its ``n_neighbors``-th neighbour. Zero
     diagonal. This is the graph of COSC (Rangapuram & Hein 2012).
 
+    With exact neighbours (``method="exact"``, or ``"auto"`` up to ``ann_threshold``
+    points) it is exactly the paper's construction, ties included: the neighbours of
+    ``i`` are the first ``n_neighbors`` points of a stable sort of ``i``'s distance
+    column (equal distances: smaller index first, :func:`stable_kneighbors`), then
+    max-symmetrisation. Above the threshold the neighbours are approximate
+    (:func:`kneighbors`).
+
     References
     ----------
     Bühler, T., & Hein, M. (2009). Spectral clustering based on the graph p-Laplacian. ICML.
     """
-    dist, ind = kneighbors(X, n_neighbors, method=method, random_state=random_state)
+    if method not in ("auto", "exact", "approximate"):
+        raise ValueError(f"method must be 'auto', 'exact' or 'approximate', got {method!r}.")
+    n = X.shape[0]
+    if method == "exact" or (method == "auto" and n <= ann_threshold):
+        dist, ind = stable_kneighbors(X, n_neighbors)
+    else:
+        dist, ind = kneighbors(
+            X, n_neighbors, method=method, random_state=random_state, ann_threshold=ann_threshold
+        )
     sig = dist[:, -1].copy()
     if np.any(sig <= 0):
         pos = sig[sig > 0]

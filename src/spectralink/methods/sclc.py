@@ -36,9 +36,9 @@ from sklearn.utils import check_random_state
 from ..constraints import Constraints
 from ..graph import positive_degrees
 from ..metrics import normalized_cut
+from ..solvers.constraint_graph import merge_vertices, reduce_cannot_links, two_colouring
 from ..spectral import constrained_fiedler
 from ._base import ConstrainedClusteringMixin
-from .cosc import merge_vertices, reduce_cannot_links, two_colouring
 
 __all__ = ["SCLC", "sign_partition"]
 
