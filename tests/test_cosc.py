@@ -171,6 +171,33 @@ def test_distinct_states_keeps_the_best_of_each_partition():
     assert _distinct_states(["d"], [None], [np.inf]) == ["d"]
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_local_search_lowers_the_cut_and_keeps_cannot_links(seed):
+    """The polish ends consistent, no higher, and at a partition no allowed move improves."""
+    from spectralink.methods.cosc import _local_search
+
+    n = 16
+    W = random_graph(n, 0.3, seed)
+    g = degrees(W)
+    ci, cj = np.array([0, 2, 4]), np.array([1, 3, 5])  # a matching, as after the merge
+    cl = (ci, cj, np.ones(3))
+    rng = np.random.default_rng(seed)
+    start = consistent_partition(rng.random(n) < 0.5, cl, g)
+    out = _local_search(W, g, cl, start)
+    assert np.all(out[ci] != out[cj])
+    assert 0 < out.sum() < n
+    ncut = normalized_cut(W, out.astype(int))
+    assert ncut <= normalized_cut(W, start.astype(int)) + 1e-12
+    # brute force over every single move (free vertex) and pair swap (cannot-link)
+    free = np.setdiff1d(np.arange(n), np.concatenate([ci, cj]))
+    moves = [[v] for v in free] + [[a, b] for a, b in zip(ci, cj, strict=True)]
+    for mv in moves:
+        m = out.copy()
+        m[mv] = ~m[mv]
+        if 0 < m.sum() < n:
+            assert normalized_cut(W, m.astype(int)) >= ncut - 1e-12
+
+
 def test_guaranteed_mode_estimator():
     X, y = blobs(100, seed=3)
     cons = Constraints.from_labels(y, 30, random_state=0)

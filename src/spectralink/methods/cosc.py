@@ -210,12 +210,16 @@ class _Binary:
         return A, f0, gamma
 
 
-def _local_search(W, g, cl, mask, max_moves=100_000):
-    """Best-improvement local search on the normalized cut of a consistent bipartition.
+def _local_search(W, g, cl, mask, patience=0, max_passes=50):
+    """Local search on the normalized cut of a consistent bipartition.
 
-    Moves: one vertex outside every cannot-link changes side, or both ends of a
-    cannot-link (a matching after the derived must-links) swap sides, so every move keeps
-    the cannot-links separated. Stops at a partition no single move improves.
+    Moves keep every cannot-link separated: one vertex outside every cannot-link changes
+    side, or both ends of a cannot-link (a matching after the derived must-links) swap
+    sides. ``patience=0``: best-improvement moves until none improves. ``patience > 0``:
+    Fiduccia-Mattheyses passes, each moving the best unlocked candidate even uphill and
+    locking what it moved, stopping ``patience`` moves after the best partition of the
+    pass, which is then restored; passes repeat while they improve. Either way the result
+    is no worse than ``mask`` and no single move improves it.
     """
     W = sp.csr_matrix(W)
     mask = np.asarray(mask, dtype=bool).copy()
@@ -224,50 +228,95 @@ def _local_search(W, g, cl, mask, max_moves=100_000):
     free = np.ones(n, dtype=bool)
     free[ci] = free[cj] = False
     w_cl = np.asarray(W[ci, cj]).ravel() if len(ci) else np.zeros(0)
-    side = mask.astype(float)
-    to_a = W @ side  # weight from every vertex to side A (mask True)
+    to_a = W @ mask.astype(float)  # weight from every vertex to side A (mask True)
     deg = degrees(W)
-    G = g.sum()
-    ga = float(g[mask].sum())
-    cut = float(side @ (deg - to_a))
-    for _ in range(max_moves):
+    G = float(g.sum())
+    state = {"cut": float(mask.astype(float) @ (deg - to_a)), "ga": float(g[mask].sum())}
+
+    def value(cut, ga):
+        return cut * (1.0 / ga + 1.0 / (G - ga))
+
+    def flip(u):
+        own = to_a[u] if mask[u] else deg[u] - to_a[u]
+        state["cut"] += own - (deg[u] - own)
+        state["ga"] += -g[u] if mask[u] else g[u]
+        row = slice(W.indptr[u], W.indptr[u + 1])
+        to_a[W.indices[row]] += -W.data[row] if mask[u] else W.data[row]
+        mask[u] = not mask[u]
+
+    def best_move(locked):
+        """(value after the best allowed move, vertices it moves) or (inf, None)."""
+        cut, ga = state["cut"], state["ga"]
         to_own = np.where(mask, to_a, deg - to_a)
-        gain_cut = to_own - (deg - to_own)  # change of the cut when the vertex moves
+        gain = 2.0 * to_own - deg  # change of the cut when one vertex moves
         dga = np.where(mask, -g, g)
-        # single free vertices
-        new_cut = cut + gain_cut
         new_ga = ga + dga
-        ok = free & (new_ga > 0) & (new_ga < G)
+        ok = free & ~locked & (new_ga > 0) & (new_ga < G)
         val = np.full(n, np.inf)
-        val[ok] = new_cut[ok] * (1.0 / new_ga[ok] + 1.0 / (G - new_ga[ok]))
-        best_v = int(np.argmin(val))
-        best = val[best_v]
-        pair = None
+        val[ok] = value(cut + gain[ok], new_ga[ok])
+        v = int(np.argmin(val))
+        best, movers = val[v], [v]
         if len(ci):
-            pc = cut + gain_cut[ci] + gain_cut[cj] + 2.0 * w_cl
             pga = ga + dga[ci] + dga[cj]
-            okp = (pga > 0) & (pga < G)
+            okp = ~locked[ci] & ~locked[cj] & (pga > 0) & (pga < G)
             pv = np.full(len(ci), np.inf)
-            pv[okp] = pc[okp] * (1.0 / pga[okp] + 1.0 / (G - pga[okp]))
+            # the edge between the two ends stays cut: add it back twice
+            pv[okp] = value((cut + gain[ci] + gain[cj] + 2.0 * w_cl)[okp], pga[okp])
             b = int(np.argmin(pv))
             if pv[b] < best:
-                best, pair = pv[b], b
-        current = cut * (1.0 / ga + 1.0 / (G - ga))
-        if not best < current * (1 - 1e-12):
+                best, movers = pv[b], [int(ci[b]), int(cj[b])]
+        return (best, movers) if np.isfinite(best) else (np.inf, None)
+
+    no_lock = np.zeros(n, dtype=bool)
+    while True:  # greedy descent
+        current = value(state["cut"], state["ga"])
+        val, movers = best_move(no_lock)
+        if movers is None or not val < current * (1 - 1e-12):
             break
-        movers = [best_v] if pair is None else [int(ci[pair]), int(cj[pair])]
         for u in movers:
-            cut_u = gain_cut[u]
-            # recompute the gain of u against the current sides (a pair's second end)
-            own = to_a[u] if mask[u] else deg[u] - to_a[u]
-            cut_u = own - (deg[u] - own)
-            cut += cut_u
-            ga += -g[u] if mask[u] else g[u]
-            row = slice(W.indptr[u], W.indptr[u + 1])
-            nb, wt = W.indices[row], W.data[row]
-            to_a[nb] += -wt if mask[u] else wt
-            mask[u] = not mask[u]
+            flip(u)
+    if patience <= 0:
+        return mask
+    for _ in range(max_passes):
+        start = value(state["cut"], state["ga"])
+        best_val, best_len, moved = start, 0, []
+        locked = np.zeros(n, dtype=bool)
+        while len(moved) - best_len <= patience:
+            val, movers = best_move(locked)
+            if movers is None:
+                break
+            for u in movers:
+                flip(u)
+                locked[u] = True
+            moved.append(movers)
+            if val < best_val * (1 - 1e-12):
+                best_val, best_len = val, len(moved)
+        for movers in reversed(moved[best_len:]):
+            for u in movers:
+                flip(u)
+        if not best_val < start * (1 - 1e-12):
+            break
     return mask
+
+
+def _polish(W, g, cl, solver, opts, current):
+    """Local search (:func:`_local_search`) from the lowest-cut consistent splits found.
+
+    The ``opts["polish_top"]`` lowest of ``solver.feasible`` are polished; the lowest
+    result is returned as ``(mask, f, gamma)``, or ``current`` when nothing beats it. A
+    polished split is no longer a level set of its RatioDCA solution, so ``f`` becomes its
+    indicator vector, where the relaxation is tight (``F_gamma(1_C)`` is the cut of ``C``).
+    """
+    mask, f, gamma = current
+    best = penalised_ratio(mask, solver.edges, g)[1]
+    ranked = sorted(solver.feasible.values(), key=lambda c: c[0])[: opts["polish_top"]]
+    for _, m0, f0, g0 in ranked:
+        m1 = _local_search(W, g, cl, m0, opts["polish_patience"])
+        val = penalised_ratio(m1, solver.edges, g)[1]
+        if val < best * (1 - 1e-12):
+            best, mask, gamma = val, m1, g0
+            f = m1.astype(float) if not np.array_equal(m1, m0) else f0
+    return mask, f, gamma
 
 
 def _effective_jobs(n_jobs):
@@ -513,9 +562,9 @@ class COSC(ConstrainedClusteringMixin):
             "n_starts": self.n_starts * (3 if thorough else 1),
             "n_split_starts": self.n_split_starts * (2 if thorough else 1),
             "n_perturbations": max(self.n_perturbations, 10 if thorough else 0),
-            "continue_all": thorough,
-            "polish": "local" if thorough else None,
-            "polish_top": 10**9,
+            "continue_all": True,
+            "polish_top": 10**9 if thorough else 10,
+            "polish_patience": 20 if thorough else 0,
             "smooth_steps": 0,
             "max_gamma_runs": self.max_gamma_runs,
         }
@@ -610,15 +659,8 @@ class COSC(ConstrainedClusteringMixin):
                 mask, f, gamma = solver.guaranteed(consistent_start())
             else:
                 _, mask, f, gamma = solver.best
-            if opts.get("polish") and self.mode == "hard":
-                ranked = sorted(solver.feasible.values(), key=lambda c: c[0])
-                top = ranked[: opts.get("polish_top", 1)]
-                best_val = np.inf
-                for _, m0, f0, g0 in top:
-                    m1 = _local_search(W2, g2, cl2, m0)
-                    val = penalised_ratio(m1, solver.edges, g2)[1]
-                    if val < best_val:
-                        best_val, mask, f, gamma = val, m1, f0, g0
+            if self.mode == "hard" and opts["polish_top"] > 0:
+                mask, f, gamma = _polish(W2, g2, cl2, solver, opts, (mask, f, gamma))
         return mask.astype(np.int64)[map2], f[map2], gamma
 
 
