@@ -88,8 +88,7 @@ class _Binary:
         for p in 0.001 + 0.01 * np.arange(n_pert):
             f = st[0]
             trial = f + p * np.ptp(f) * rng.standard_normal(len(f))
-            duals = (st[1], st[2]) if self.opts.get("warm_perturbations") else (None, None)
-            st2, thr2 = self._solve((trial, *duals), gamma)
+            st2, thr2 = self._solve((trial, None, None), gamma)
             if thr2 is not None and thr2.value < thr.value * (1 - 1e-12):
                 st, thr, misses = st2, thr2, 0
             else:
@@ -347,23 +346,12 @@ def _distinct_states(states, thrs, vals):
     return kept or states
 
 
-def _random_start(W, g, rng, smooth_steps=0):
-    """A random start: Gaussian noise, optionally smoothed by lazy random-walk steps."""
-    x = rng.standard_normal(W.shape[0])
-    if smooth_steps:
-        Wc = sp.csr_matrix(W)
-        inv = 1.0 / np.maximum(degrees(Wc), 1e-300)
-        for _ in range(smooth_steps):
-            x = 0.5 * (x + inv * (Wc @ x))
-    return x
-
-
-def _binary_starts(W, g, cl, n_starts, rng, smooth_steps=0):
+def _binary_starts(W, g, cl, n_starts, rng):
     starts = [constrained_fiedler(W, g, random_state=rng)]
     if len(cl[0]) and n_starts > 1:
         starts.append(constrained_fiedler(W, g, cl, random_state=rng))
     while len(starts) < n_starts:
-        starts.append(_random_start(W, g, rng, smooth_steps))
+        starts.append(rng.standard_normal(W.shape[0]))
     return starts[:n_starts]
 
 
@@ -582,7 +570,6 @@ class COSC(ConstrainedClusteringMixin):
             "continue_all": True if thorough else 2000,  # up to this many vertices
             "polish_top": 10**9 if thorough else 10,
             "polish_patience": 20 if thorough else 0,
-            "smooth_steps": 0,
             "max_gamma_runs": self.max_gamma_runs,
         }
         out.update(getattr(self, "_overrides", {}))
@@ -643,7 +630,7 @@ class COSC(ConstrainedClusteringMixin):
             return mask.astype(np.int64)[map2], mask.astype(float)[map2], 0.0
         opts = self._settings()
         solver = _Binary(W2, g2, cl2, opts, rng=rng)
-        starts = _binary_starts(W2, g2, cl2, opts["n_starts"], rng, opts["smooth_steps"])
+        starts = _binary_starts(W2, g2, cl2, opts["n_starts"], rng)
 
         def consistent_start():
             base = optimal_threshold(starts[0], solver.edges, g2)
@@ -839,7 +826,7 @@ class _KwayContext:
         )
         f0, cache = self._fiedler_path(sub, solver, int(rng.integers(2**31 - 1)))
         n_rand = max(o["n_split_starts"] - 1, 0)
-        starts = [_random_start(sub.W, sub.g, rng, o["smooth_steps"]) for _ in range(n_rand)]
+        starts = [rng.standard_normal(len(sub.idx)) for _ in range(n_rand)]
         pert_seeds = rng.integers(2**31 - 1, size=(o["max_gamma_runs"], 1 + n_rand))
         states = [(f0, None, None)] + [(f, None, None) for f in starts]
         gamma, inc = 0.0, 0.1
