@@ -7,15 +7,14 @@ from sklearn.datasets import make_blobs
 
 from spectralink import COSC, Constraints
 from spectralink.graph import adaptive_knn_affinity, degrees
-from spectralink.methods.cosc import (
-    _Binary,
-    _distinct_states,
+from spectralink.methods.cosc import _Binary, _distinct_states
+from spectralink.metrics import clustering_error, majority_vote_error, normalized_cut
+from spectralink.solvers.constraint_graph import (
     consistent_partition,
     merge_vertices,
     reduce_cannot_links,
     two_colouring,
 )
-from spectralink.metrics import clustering_error, majority_vote_error, normalized_cut
 from spectralink.solvers.lovasz import penalised_ratio
 
 
@@ -113,6 +112,8 @@ def test_bad_parameters():
         COSC(affinity="rbf").fit(X)
     with pytest.raises(ValueError, match="n_starts"):
         COSC(n_starts=0).fit(X)
+    with pytest.raises(ValueError, match="search"):
+        COSC(search="exhaustive").fit(X)
     with pytest.raises(ValueError, match="n_jobs"):
         COSC(n_jobs=0).fit(X)
     with pytest.raises(ValueError, match="crit_tol"):
@@ -168,6 +169,33 @@ def test_distinct_states_keeps_the_best_of_each_partition():
     vals = [t.value if t is not None else np.inf for t in thrs]
     assert _distinct_states(states, thrs, vals) == ["c", "b"]
     assert _distinct_states(["d"], [None], [np.inf]) == ["d"]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_local_search_lowers_the_cut_and_keeps_cannot_links(seed):
+    """The polish ends consistent, no higher, and at a partition no allowed move improves."""
+    from spectralink.methods.cosc import _local_search
+
+    n = 16
+    W = random_graph(n, 0.3, seed)
+    g = degrees(W)
+    ci, cj = np.array([0, 2, 4]), np.array([1, 3, 5])  # a matching, as after the merge
+    cl = (ci, cj, np.ones(3))
+    rng = np.random.default_rng(seed)
+    start = consistent_partition(rng.random(n) < 0.5, cl, g)
+    out = _local_search(W, g, cl, start)
+    assert np.all(out[ci] != out[cj])
+    assert 0 < out.sum() < n
+    ncut = normalized_cut(W, out.astype(int))
+    assert ncut <= normalized_cut(W, start.astype(int)) + 1e-12
+    # brute force over every single move (free vertex) and pair swap (cannot-link)
+    free = np.setdiff1d(np.arange(n), np.concatenate([ci, cj]))
+    moves = [[v] for v in free] + [[a, b] for a, b in zip(ci, cj, strict=True)]
+    for mv in moves:
+        m = out.copy()
+        m[mv] = ~m[mv]
+        if 0 < m.sum() < n:
+            assert normalized_cut(W, m.astype(int)) >= ncut - 1e-12
 
 
 def test_guaranteed_mode_estimator():
@@ -305,6 +333,45 @@ def test_default_split_rule_separates_cannot_links_before_recutting_a_component(
     assert not np.any(np.isin(default.labels_[~setosa], default.labels_[setosa]))
     assert clustering_error(y, default.labels_) < clustering_error(y, paper.labels_) - 0.3
     assert default.n_violated_ < paper.n_violated_
+
+
+def test_kway_deterministic_with_parallel_splits():
+    """Every split draws its random start from a seed fixed before the threads start."""
+    X, y = blobs(150, k=3, seed=1)
+    cons = Constraints.from_labels(y, 40, random_state=1)
+    kw = {"n_recursions": 3, "random_state": 5}
+    m1 = COSC(3, **kw).fit(X, constraints=cons)
+    m2 = COSC(3, n_jobs=2, **kw).fit(X, constraints=cons)
+    m3 = COSC(3, n_jobs=2, **kw).fit(X, constraints=cons)
+    assert np.array_equal(m1.labels_, m2.labels_)
+    assert np.array_equal(m2.labels_, m3.labels_)
+    assert all(np.array_equal(a, b) for a, b in zip(m1.clusterings_, m2.clusterings_, strict=True))
+
+
+def test_kway_keeps_the_lowest_multicut_of_its_runs():
+    """The kept run has the lowest multi-cut; stopping runs that reach it early changes
+    nothing (the multi-cut never decreases along a run)."""
+    from spectralink.methods.cosc import _KwayContext
+
+    X, y = blobs(150, k=3, seed=2)
+    cons = Constraints.from_labels(y, 30, random_state=2)
+    est = COSC(3, n_recursions=4, random_state=3)
+    m = est.fit(X, constraints=cons)
+    W = m.affinity_matrix_
+    d = degrees(W)
+    Wr, gr, mapping = merge_vertices(W, d, cons.ml_components)
+    clr = reduce_cannot_links(cons.cannot_link, cons.cl_weights, mapping)
+    sizes = np.bincount(mapping).astype(float)
+    ctx = _KwayContext(Wr, gr, clr, sizes, len(y), 3, est, np.random.RandomState(3))
+    seeds = np.random.RandomState(3).randint(0, 2**31 - 1, size=4)
+    finals = []
+    for sd in seeds:
+        labels, history = ctx.recursive_split(np.random.default_rng(sd))
+        # the multi-cut grows along the run
+        cuts = [ctx.multicut(h) for h in history]
+        assert all(b >= a - 1e-12 for a, b in zip(cuts, cuts[1:], strict=False))
+        finals.append(ctx.multicut(labels))
+    assert normalized_cut(W, m.labels_) == pytest.approx(min(finals), rel=1e-9)
 
 
 def test_kway_disconnected_graph():

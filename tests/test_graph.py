@@ -11,6 +11,7 @@ from scipy.spatial.distance import cdist
 
 from spectralink.graph import (
     DisconnectedGraphWarning,
+    adaptive_knn_affinity,
     check_affinity,
     check_connectivity,
     degrees,
@@ -213,3 +214,44 @@ def test_disconnected_warning_advises_only_beyond_n_clusters(points):
     assert "Increase n_neighbors or sigma" in str(rec[0].message)
     with pytest.warns(DisconnectedGraphWarning, match="Increase n_neighbors or sigma"):
         check_connectivity(W)
+
+
+# ----------------------------------------------------------------- COSC's adaptive graph
+def _paper_adaptive_graph(X, k):
+    """The paper's construction by brute force: each point's distance column sorted
+    stably (equal distances: smaller index first), the point itself skipped, the first k
+    kept; w = exp(-4 d^2 / sigma_i^2), sigma_i the k-th distance; max-symmetrised."""
+    n = len(X)
+    D = np.sqrt(((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
+    A = np.zeros((n, n))
+    for i in range(n):
+        order = [j for j in np.argsort(D[:, i], kind="stable") if j != i][:k]
+        sig = D[order[-1], i]
+        A[i, order] = np.exp(-4.0 * D[order, i] ** 2 / sig**2)
+    return np.maximum(A, A.T)
+
+
+def test_exact_kneighbors_breaks_ties_by_smaller_index():
+    # integer coordinates (exact distances, many ties) and 15 duplicated rows
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 3, size=(120, 3)).astype(float)
+    X = np.vstack([X, X[:15]])[rng.permutation(135)]
+    D = np.sqrt(((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
+    dist, ind = kneighbors(X, 7, method="exact")
+    for i in range(len(X)):
+        order = [j for j in np.argsort(D[i], kind="stable") if j != i][:7]
+        assert ind[i].tolist() == order
+        assert np.allclose(dist[i], D[i, order])
+
+
+def test_adaptive_knn_affinity_is_the_papers_graph_with_duplicates():
+    rng = np.random.default_rng(1)
+    X = rng.integers(0, 10, size=(90, 2)).astype(float)  # ties at every distance
+    X = np.vstack([X, X[:10], X[:3]])  # rows with one and with two duplicates
+    W = adaptive_knn_affinity(X, 10)
+    ref = _paper_adaptive_graph(X, 10)
+    assert np.array_equal(W.toarray() > 0, ref > 0)
+    assert np.allclose(W.toarray(), ref, rtol=1e-12, atol=0)
+    # the exact path is the default up to ann_threshold, and method="exact" forces it
+    W2 = adaptive_knn_affinity(X, 10, method="exact", ann_threshold=10)
+    assert (W2 != W).nnz == 0

@@ -192,23 +192,48 @@ def test_inner_solver_closes_duality_gap(gamma):
 
 @pytest.mark.parametrize("gamma", [0.0, 0.5])
 def test_inner_solver_descent_mode(gamma):
-    """Descent mode ranks candidates by F_gamma and stops at the target ratio."""
+    """Descent mode ranks candidates by an upper bound on F_gamma, stops at the target."""
     prob, c, C, v = _inner_instance(20, 1, gamma)
     beta0 = np.zeros(len(prob.edges[0]))
     f0 = np.random.default_rng(1).standard_normal(20)  # the point _inner_instance linearised
     lam = ratio_functional(f0, prob, gamma)
-    kw = dict(max_iter=400, eps=1e-10, target=lam * 0.99, gamma=gamma)
+    s = balance_subgradient(f0, prob.g)
+    kw = dict(max_iter=400, eps=1e-10, target=lam * 0.99, gamma=gamma, lam=lam, s=s)
     r1 = solve_inner(prob, c, C, beta0, v, compiled=False, **kw)
     r2 = solve_inner(prob, c, C, beta0, v, compiled=True, **kw)
     for r in (r1, r2):
         assert r.ratio == pytest.approx(ratio_functional(r.f, prob, gamma), rel=1e-12)
-        assert r.ratio <= lam * 0.99  # reached the sufficient decrease, so stopped early
+        # the bound reached the sufficient decrease, so the loop stopped early
+        bound = lam + r.primal / np.dot(s, r.f)
+        assert r.ratio <= bound + 1e-12
+        assert bound <= lam * 0.99
         assert r.n_iter < 400
     assert r1.n_iter == r2.n_iter
     assert r1.ratio == pytest.approx(r2.ratio, rel=1e-9)
-    # an unreachable target: the whole budget, the lowest ratio among the candidates
-    r3 = solve_inner(prob, c, C, beta0, v, max_iter=60, eps=0.0, target=-1.0, gamma=gamma)
+    # an unreachable target: the whole budget, the lowest bound among the candidates
+    r3 = solve_inner(
+        prob, c, C, beta0, v, max_iter=60, eps=0.0, target=-1.0, gamma=gamma, lam=lam, s=s
+    )
     assert r3.n_iter == 60 and r3.ratio < lam
+    with pytest.raises(ValueError, match="lam and s"):
+        solve_inner(prob, c, C, beta0, v, target=0.0)
+
+
+def test_ratio_bound_is_an_upper_bound():
+    """lam + p(f) / <s, f> >= F_gamma(f) for any f (subgradient inequalities of R2 and S)."""
+    from spectralink.solvers.ratio_dca import _ratio_bound
+
+    rng = np.random.default_rng(7)
+    for gamma in (0.0, 0.3, 2.0):
+        prob, c, C, _ = _inner_instance(15, 3, gamma)
+        f0 = np.random.default_rng(3).standard_normal(15)
+        lam = ratio_functional(f0, prob, gamma)
+        s = balance_subgradient(f0, prob.g)
+        for _ in range(200):
+            f = f0 + rng.standard_normal(15) * rng.choice([0.01, 0.3, 3.0])
+            f /= np.linalg.norm(f)
+            p = total_variation(f, *prob.edges) - c @ f + C * (f.max() - f.min())
+            assert _ratio_bound(lam, p, float(s @ f)) >= ratio_functional(f, prob, gamma) - 1e-12
 
 
 @pytest.mark.parametrize("gamma", [0.0, 0.7])

@@ -290,6 +290,7 @@ def adaptive_knn_affinity(
     *,
     method: str = "auto",
     random_state=None,
+    ann_threshold: int = ANN_THRESHOLD,
 ) -> sp.csr_matrix:
     """Symmetric k-NN graph with adaptive Gaussian weights (Bühler & Hein 2009).
 
@@ -298,11 +299,20 @@ def adaptive_knn_affinity(
     ``sigma_i`` is the distance from ``x_i`` to its ``n_neighbors``-th neighbour. Zero
     diagonal. This is the graph of COSC (Rangapuram & Hein 2012).
 
+    With exact neighbours (``method="exact"``, or ``"auto"`` up to ``ann_threshold``
+    points) it is exactly the paper's construction, ties included: the neighbours of
+    ``i`` are the first ``n_neighbors`` points of a stable sort of ``i``'s distance
+    column (equal distances: smaller index first, :func:`kneighbors`'s exact search), then
+    max-symmetrisation. Above the threshold the neighbours are approximate
+    (:func:`kneighbors`).
+
     References
     ----------
     Bühler, T., & Hein, M. (2009). Spectral clustering based on the graph p-Laplacian. ICML.
     """
-    dist, ind = kneighbors(X, n_neighbors, method=method, random_state=random_state)
+    dist, ind = kneighbors(
+        X, n_neighbors, method=method, random_state=random_state, ann_threshold=ann_threshold
+    )
     return adaptive_knn_graph(dist, ind, adaptive_scales(dist))
 
 

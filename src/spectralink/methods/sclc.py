@@ -35,9 +35,9 @@ from sklearn.utils._param_validation import StrOptions
 from ..constraints import Constraints
 from ..graph import positive_degrees
 from ..metrics import normalized_cut
+from ..solvers.constraint_graph import merge_vertices, reduce_cannot_links, two_colouring
 from ..spectral import constrained_fiedler
 from ._base import COMMON_CONSTRAINTS, POSITIVE, ConstrainedClusteringMixin, Int
-from .cosc import merge_vertices, reduce_cannot_links, two_colouring
 
 __all__ = ["SCLC", "sign_partition"]
 

@@ -63,9 +63,18 @@ class RatioProblem(NamedTuple):
     g: np.ndarray  #: vertex weights
     cl: tuple  #: (i, j, q) cannot-links, each once
     c_cl: float  #: sum of the cannot-link weights (their number when unweighted)
-    B: sp.csr_matrix  #: oriented incidence matrix, |E| x n
-    BT: sp.csr_matrix
     c0: float  #: rescaling of Lemma 3.2, c0^2 >= ||B||^2
+    index32: tuple  #: (edge i, edge j, cannot-link i, cannot-link j) as int32 (compiled loop)
+
+    @property
+    def B(self) -> sp.csr_matrix:
+        """Oriented incidence matrix, ``|E| x n``: ``(B f)_e = f_i - f_j`` (built on demand)."""
+        i, j, _ = self.edges
+        m = len(i)
+        rows = np.repeat(np.arange(m), 2)
+        cols = np.column_stack([i, j]).ravel()
+        vals = np.tile([1.0, -1.0], m)
+        return sp.csr_matrix((vals, (rows, cols)), shape=(m, self.n))
 
 
 def lipschitz_scale(i: np.ndarray, j: np.ndarray, n: int) -> float:
@@ -89,22 +98,18 @@ def make_problem(
     i, j, w = edges
     g = np.asarray(g, dtype=float)
     n = g.shape[0]
-    m = len(i)
-    rows = np.repeat(np.arange(m), 2)
-    cols = np.column_stack([i, j]).ravel()
-    vals = np.tile([1.0, -1.0], m)
-    B = sp.csr_matrix((vals, (rows, cols)), shape=(m, n))
     if cl is None:
         cl = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0))
+    # int32 indices halve the index traffic of the compiled loop (memory-bound on large E)
+    itype = np.int32 if n < 2**31 else np.int64
     return RatioProblem(
         n=n,
         edges=(i, j, w),
         g=g,
         cl=cl,
         c_cl=float(np.sum(cl[2])),
-        B=B,
-        BT=B.T.tocsr(),
         c0=lipschitz_scale(i, j, n),
+        index32=tuple(np.ascontiguousarray(x, dtype=itype) for x in (i, j, cl[0], cl[1])),
     )
 
 
@@ -169,10 +174,13 @@ def _solve_inner_numpy(
     eps: float = 1e-6,
     check_every: int = 5,
     target: float | None = None,
-    gamma: float = 0.0,
+    lam: float = 0.0,
+    s: np.ndarray | None = None,
 ) -> InnerResult:
     """NumPy loop of :func:`solve_inner` (reference for the compiled kernel)."""
     i, j, w = prob.edges
+    B = prob.B
+    BT = B.T.tocsr()
     c0 = prob.c0
     simplex = C > 0
     sc = C if simplex else 1.0
@@ -183,20 +191,20 @@ def _solve_inner_numpy(
     vv = v.copy() if simplex else np.zeros(prob.n)
 
     def direction(a_, v_):
-        z = cC - (prob.BT @ a_) / c0
+        z = cC - (BT @ a_) / c0
         if simplex:
             z += v_
             return z - project_simplex(z)
         return z
 
     a_y, v_y, t = a.copy(), vv.copy(), 1.0
-    best = None  # (f, inner primal, F_gamma)
+    best = None  # (f, inner primal, upper bound on F_gamma)
     p_best = np.inf
     dual = -np.inf
     it = 0
     for it in range(1, max_iter + 1):
         Dy = direction(a_y, v_y)
-        a_new = np.clip(a_y + (2.0 / (c0 * lip)) * (prob.B @ Dy), -box, box)
+        a_new = np.clip(a_y + (2.0 / (c0 * lip)) * (B @ Dy), -box, box)
         v_new = project_simplex(v_y - (2.0 / lip) * Dy) if simplex else v_y
         # gradient restart: drop the momentum when it points against the step
         if np.dot(a_y - a_new, a_new - a) + (np.dot(v_y - v_new, v_new - vv) if simplex else 0) > 0:
@@ -217,7 +225,7 @@ def _solve_inner_numpy(
         p = _inner_primal(f, prob, c, C)
         p_best = min(p_best, p)
         if target is not None:
-            r = ratio_functional(f, prob, gamma)
+            r = _ratio_bound(lam, p, float(np.dot(s, f)))
             if r < np.inf and (best is None or r < best[2]):
                 best = (f, p, r)
             if best is not None and best[2] <= target:
@@ -228,7 +236,18 @@ def _solve_inner_numpy(
             break
     if best is None:
         return InnerResult(None, 0.0, dual, sc * a / c0, vv, it)
-    return InnerResult(best[0], best[1], dual, sc * a / c0, vv, it, best[2])
+    return InnerResult(best[0], best[1], dual, sc * a / c0, vv, it)
+
+
+def _ratio_bound(lam: float, primal: float, sf: float) -> float:
+    """Upper bound ``lam + primal / <s, f>`` on ``F_gamma(f)`` (``inf`` if ``<s, f> <= 0``).
+
+    With ``r`` and ``s`` subgradients of ``R2`` and ``S`` at ``f^k`` and ``p`` the inner
+    objective at ``f``: ``R2(f) >= <r, f>`` and ``S(f) >= <s, f>`` (convex, 1-homogeneous),
+    so ``R1(f) - R2(f) <= p + lam <s, f>`` and, when that is >= 0,
+    ``F(f) <= (p + lam <s, f>) / <s, f>``; when it is < 0, ``F(f) <= 0`` (below the bound).
+    """
+    return lam + primal / sf if sf > 0 else np.inf
 
 
 def solve_inner(
@@ -243,6 +262,8 @@ def solve_inner(
     check_every: int = 5,
     target: float | None = None,
     gamma: float = 0.0,
+    lam: float | None = None,
+    s: np.ndarray | None = None,
     compiled: bool = True,
 ) -> InnerResult:
     """FISTA on the smooth dual of the inner problem (Lemmas 3.1-3.2).
@@ -254,16 +275,22 @@ def solve_inner(
     restarts of the momentum (O'Donoghue & Candès 2015). ``compiled`` uses the numba loop
     when numba is importable (same iterates as the NumPy loop).
 
-    Descent mode (``target`` given, ``C`` must equal ``gamma c_CL``): the checked
-    candidates are ranked by the ratio ``F_gamma`` instead of the inner objective, and the
-    loop also stops as soon as a candidate reaches ``F_gamma <= target``. RatioDCA only
-    needs a candidate that decreases the ratio (Hein & Setzer 2011, Prop. 3.1), so solving
-    the inner problem further is wasted work.
+    Descent mode (``target`` given, with ``lam = lambda^k`` and ``s = s(f^k)``, ``c`` the
+    linearisation ``r + lam s`` at ``f^k`` and ``C = gamma c_CL``): the checked candidates
+    are ranked by an upper bound on their ratio, ``F_gamma(f) <= lam + p(f) / <s, f>``
+    (:func:`_ratio_bound`; ``p`` is the inner objective, no sort needed), and the loop also
+    stops as soon as that bound reaches ``target``. RatioDCA only needs a candidate that
+    decreases the ratio (Hein & Setzer 2011, Prop. 3.1), so solving the inner problem
+    further is wasted work. ``ratio`` of the result is the exact ``F_gamma`` of ``f``.
     """
+    descent = target is not None
+    if descent and (lam is None or s is None):
+        raise ValueError("descent mode (target given) needs lam and s, the linearisation point.")
+    s_arr = np.zeros(prob.n) if s is None else np.asarray(s, float)
+    lam_f = 0.0 if lam is None else float(lam)
     jit = compiled_module("_fista_jit") if compiled else None
-    kernel = jit.fista if jit is not None else None
-    if kernel is None:
-        return _solve_inner_numpy(
+    if jit is None:
+        res = _solve_inner_numpy(
             prob,
             c,
             C,
@@ -273,40 +300,42 @@ def solve_inner(
             eps=eps,
             check_every=check_every,
             target=target,
-            gamma=gamma,
+            lam=lam_f,
+            s=s_arr,
         )
-    i, j, w = prob.edges
-    ci, cj, q = prob.cl
-    c0 = prob.c0
-    sc = C if C > 0 else 1.0
-    box = c0 * w / sc
-    a = np.clip(c0 * beta / sc, -box, box)
-    vv = np.array(v, dtype=float) if C > 0 else np.zeros(prob.n)
-    f, p, dual, a, vv, it, zero, has, r = kernel(
-        i,
-        j,
-        w,
-        np.asarray(c, float),
-        float(C),
-        float(c0),
-        float(sc),
-        a,
-        vv,
-        int(max_iter),
-        float(eps),
-        int(check_every),
-        prob.g,
-        np.asarray(ci, np.int64),
-        np.asarray(cj, np.int64),
-        np.asarray(q, float),
-        float(gamma),
-        float(prob.c_cl),
-        -np.inf if target is None else float(target),
-        target is not None,
-    )
-    if zero or not has:
-        return InnerResult(None, 0.0, 0.0 if zero else dual, sc * a / c0, vv, it)
-    return InnerResult(f, p, dual, sc * a / c0, vv, it, r if target is not None else np.nan)
+    else:
+        _, _, w = prob.edges
+        i, j, _, _ = prob.index32
+        c0 = prob.c0
+        sc = C if C > 0 else 1.0
+        box = c0 * w / sc
+        a = np.clip(c0 * beta / sc, -box, box)
+        vv = np.array(v, dtype=float) if C > 0 else np.zeros(prob.n)
+        f, p, dual, a, vv, it, zero, has = jit.fista(
+            i,
+            j,
+            w,
+            np.asarray(c, float),
+            float(C),
+            float(c0),
+            float(sc),
+            a,
+            vv,
+            int(max_iter),
+            float(eps),
+            int(check_every),
+            s_arr,
+            lam_f,
+            -np.inf if target is None else float(target),
+            descent,
+        )
+        if zero or not has:
+            res = InnerResult(None, 0.0, 0.0 if zero else dual, sc * a / c0, vv, it)
+        else:
+            res = InnerResult(f, p, dual, sc * a / c0, vv, it)
+    if descent and res.f is not None:
+        res = res._replace(ratio=ratio_functional(res.f, prob, gamma))
+    return res
 
 
 class DCAResult(NamedTuple):
@@ -332,6 +361,7 @@ def ratio_dca(
     crit_tol: float = 1e-2,
     inner_eps: float = 1e-6,
     dual_tol: float = 1e-8,
+    check_every: int = 5,
 ) -> DCAResult:
     """RatioDCA (Hein & Setzer 2011, Algorithm 1) for ``F_gamma`` from the start ``f0``.
 
@@ -392,8 +422,11 @@ def ratio_dca(
             v,
             max_iter=budget,
             eps=inner_eps,
+            check_every=check_every,
             target=-np.inf if descent_tol is None else lam * (1.0 - descent_tol),
             gamma=gamma,
+            lam=lam,
+            s=s,
         )
         n_inner += res.n_iter
         beta, v = res.beta, res.v
