@@ -12,8 +12,10 @@ import sys
 
 import numpy as np
 import pytest
+from sklearn.datasets import make_blobs
 
 from spectralink.cli import main, read_labels, read_matrix
+from spectralink.constraints import Constraints
 from spectralink.datasets import load
 from spectralink.methods import available_methods
 
@@ -177,6 +179,31 @@ def test_read_matrix_and_labels(tmp_path):
     assert X.shape == (3, 3) and list(y) == [0, 1, 1]
     (tmp_path / "y.csv").write_text("cat\ndog\ncat\n")
     assert list(read_labels(tmp_path / "y.csv", 3)) == ["cat", "dog", "cat"]
+
+
+def test_read_labels_empty_cells_are_unlabelled(tmp_path):
+    # pandas writes an integer column with missing values as floats and empty cells
+    (tmp_path / "y.csv").write_text("y\n0.0\n\n1.0\nnan\n2.0\n\n")
+    y = read_labels(tmp_path / "y.csv", 5)
+    assert y.dtype.kind == "i" and list(y) == [0, -1, 1, -1, 2]
+    (tmp_path / "s.csv").write_text("cat\n\ndog\n")
+    assert list(read_labels(tmp_path / "s.csv", 3)) == ["cat", "", "dog"]
+    c = Constraints.from_labels(read_labels(tmp_path / "s.csv"), 1, random_state=0)
+    assert c.constrained_points.tolist() == [0, 2]
+
+
+def test_cluster_scores_only_labelled_rows(capsys, tmp_path):
+    X, y = make_blobs(n_samples=60, centers=3, random_state=0)
+    np.savetxt(tmp_path / "x.csv", X, delimiter=",")
+    y = y.astype(float)
+    y[::2] = np.nan
+    (tmp_path / "y.csv").write_text("".join("\n" if np.isnan(v) else f"{int(v)}\n" for v in y))
+    code, stdout, err = run(
+        capsys, "cluster", str(tmp_path / "x.csv"), "-k", "3", "-y", str(tmp_path / "y.csv"),
+        "-o", str(tmp_path / "out.csv"),
+    )
+    assert code == 0, err
+    assert "scored on the 30 labelled of 60 points" in stdout
 
 
 def test_compare_writes_runs_summary_and_plot(capsys, tmp_path):

@@ -377,7 +377,10 @@ def _load_text_matrix(path: Path) -> np.ndarray:
 def read_labels(path: str | os.PathLike, n_samples: int | None = None) -> np.ndarray:
     """One label per line from ``.csv``/``.txt`` (optional header) or a 1-d ``.npy``.
 
-    Integer labels stay integers; other labels are kept as strings.
+    Integer labels stay integers; other labels are kept as strings. An empty cell (a
+    blank line between labels, or ``nan``) means unlabelled: it becomes ``-1`` among
+    integer labels and ``""`` among string labels, which
+    :meth:`Constraints.from_labels` and :meth:`Constraints.from_labeled_subset` skip.
     """
     path = Path(path)
     if not path.is_file():
@@ -393,25 +396,39 @@ def read_labels(path: str | os.PathLike, n_samples: int | None = None) -> np.nda
         with open(path, newline="") as fh:
             for lineno, row in enumerate(csv.reader(fh), start=1):
                 row = [v.strip() for v in row]
-                if not row or all(v == "" for v in row) or row[0].startswith("#"):
+                if row and row[0].startswith("#"):
                     continue
-                if len(row) != 1:
+                if len(row) > 1:
                     raise ValueError(
                         f"{path}:{lineno}: expected one label per line, got {len(row)} fields."
                     )
-                values.append(row[0])
+                values.append(row[0] if row else "")
+        while values and values[-1] == "":  # trailing blank lines are not rows
+            values.pop()
         # a non-numeric first line followed by numeric labels is a header
-        if len(values) > 1 and not _is_number(values[0]) and _is_number(values[1]):
+        first, second = (values + ["", ""])[:2]
+        if first and not _is_number(first) and _is_number(second):
             values = values[1:]
         if not values:
             raise ValueError(f"{path}: holds no labels.")
-        try:
-            y = np.array([int(v) for v in values], dtype=np.int64)
-        except ValueError:
+        values = ["" if v.lower() == "nan" else v for v in values]
+        known = [v for v in values if v != ""]
+        if known and all(_is_integral(v) for v in known):
+            y = np.array([int(float(v)) if v else -1 for v in values], dtype=np.int64)
+        else:
             y = np.array(values)
     if n_samples is not None and len(y) != n_samples:
         raise ValueError(f"{path}: has {len(y)} labels but the data has {n_samples} rows.")
     return y
+
+
+def _is_integral(text: str) -> bool:
+    """``"3"`` or ``"3.0"`` (pandas writes integer columns holding NaN as floats)."""
+    try:
+        v = float(text)
+    except ValueError:
+        return False
+    return np.isfinite(v) and v == int(v)
 
 
 def _check_output_path(path: Path) -> None:
@@ -424,7 +441,7 @@ def _check_output_path(path: Path) -> None:
 
 # --------------------------------------------------------------------------- commands
 def _cmd_cluster(args) -> int:
-    from .constraints import Constraints
+    from .constraints import Constraints, _labeled_mask
     from .experiments import atomic_write
     from .methods import get_method
     from .metrics import (
@@ -469,9 +486,13 @@ def _cmd_cluster(args) -> int:
     if hasattr(est, "describe"):  # Auto: what the cross-validation chose, and its score
         print(f"  chose      {est.describe()}")
     if y is not None:
-        print(f"  error      {clustering_error(y, labels):.4f}")
-        print(f"  ARI        {adjusted_rand_score(y, labels):.4f}")
-        print(f"  NMI        {normalized_mutual_info_score(y, labels):.4f}")
+        known = _labeled_mask(np.asarray(y))  # unlabelled rows (-1, empty) are not scored
+        if not known.all():
+            print(f"  scored on the {int(known.sum())} labelled of {n} points")
+        y, scored = np.asarray(y)[known], labels[known]
+        print(f"  error      {clustering_error(y, scored):.4f}")
+        print(f"  ARI        {adjusted_rand_score(y, scored):.4f}")
+        print(f"  NMI        {normalized_mutual_info_score(y, scored):.4f}")
     if cons is not None:
         print(f"  violated   {violated_fraction(labels, cons):.4f}")
     print(f"labels written to {out}")
