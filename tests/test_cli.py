@@ -199,8 +199,15 @@ def test_cluster_scores_only_labelled_rows(capsys, tmp_path):
     y[::2] = np.nan
     (tmp_path / "y.csv").write_text("".join("\n" if np.isnan(v) else f"{int(v)}\n" for v in y))
     code, stdout, err = run(
-        capsys, "cluster", str(tmp_path / "x.csv"), "-k", "3", "-y", str(tmp_path / "y.csv"),
-        "-o", str(tmp_path / "out.csv"),
+        capsys,
+        "cluster",
+        str(tmp_path / "x.csv"),
+        "-k",
+        "3",
+        "-y",
+        str(tmp_path / "y.csv"),
+        "-o",
+        str(tmp_path / "out.csv"),
     )
     assert code == 0, err
     assert "scored on the 30 labelled of 60 points" in stdout
@@ -410,6 +417,34 @@ def test_debug_shows_the_exception(tmp_path):
         )
 
 
+@pytest.mark.parametrize("before", [True, False], ids=["before", "after"])
+def test_debug_before_or_after_the_subcommand(tmp_path, before):
+    argv = ["cluster", str(tmp_path / "none.csv"), "-k", "2", "-o", str(tmp_path / "o.csv")]
+    with pytest.raises(FileNotFoundError):
+        main(["--debug", *argv] if before else [*argv, "--debug"])
+
+
+@pytest.mark.parametrize(
+    ("param", "expected"),
+    [
+        ("n_neighbors=ten", ["'n_neighbors'", "int in the range [1, inf)", "'ten'"]),
+        ("n_neighbors=10.5", ["'n_neighbors'", "int in the range [1, inf)", "10.5"]),
+        ("sigma=auto", ["'sigma'", "float in the range (0.0, inf)", "'auto'"]),
+    ],
+)
+def test_bad_parameter_value_is_one_line_naming_it(capsys, tmp_path, param, expected):
+    X, _ = make_blobs(n_samples=30, centers=2, random_state=0)
+    np.savetxt(tmp_path / "x.csv", X, delimiter=",")
+    out = tmp_path / "o.csv"
+    code, _, err = run(
+        capsys, "cluster", str(tmp_path / "x.csv"), "-k", "2", "--param", param, "-o", str(out)
+    )
+    assert_one_line_error(code, err)
+    for text in expected:
+        assert text in err
+    assert not out.exists()
+
+
 def _console_command():
     exe = shutil.which("spectralink")
     return [exe] if exe else [sys.executable, "-m", "spectralink"]
@@ -437,3 +472,18 @@ def test_console_script(tmp_path):
     assert "none.csv" in proc.stderr and "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "o.csv").exists()
+
+
+def test_closed_pipe_ends_quietly():
+    # `spectralink datasets | head`: the reader leaves early; no "Broken pipe" error
+    proc = subprocess.Popen(
+        [*_console_command(), "datasets"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "MPLBACKEND": "Agg"},
+    )
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    proc.stderr.close()
+    assert proc.wait(timeout=300) == 141
+    assert err == ""

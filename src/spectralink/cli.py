@@ -51,8 +51,12 @@ class _Parser(argparse.ArgumentParser):
 
 def _build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
+    # SUPPRESS: a subcommand without --debug keeps the value given before it
     common.add_argument(
-        "--debug", action="store_true", help="show full tracebacks instead of one-line errors"
+        "--debug",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="show full tracebacks instead of one-line errors",
     )
 
     parser = _Parser(
@@ -60,6 +64,9 @@ def _build_parser() -> argparse.ArgumentParser:
         description="Constrained spectral clustering with must-link and cannot-link pairs.",
     )
     parser.add_argument("--version", action="version", version=f"spectralink {__version__}")
+    parser.add_argument(
+        "--debug", action="store_true", help="show full tracebacks instead of one-line errors"
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     p = sub.add_parser(
@@ -767,6 +774,13 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("spectralink: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # the reader went away (`spectralink datasets | head`): stop quietly, and point
+        # stdout at /dev/null so the interpreter's final flush does not complain either
+        with contextlib.suppress(OSError, ValueError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        return 141  # 128 + SIGPIPE, what a shell reports for a writer cut off by a pipe
     except (ValueError, TypeError, OSError) as exc:
         if debug:
             raise
