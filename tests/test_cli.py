@@ -309,13 +309,13 @@ def bad_files(tmp_path, iris_files):
 
 CLUSTER_ERRORS = [
     (["missing.csv", "-k", "3"], "missing.csv"),
-    (["{t}/bad.csv", "-k", "2"], "bad.csv"),
-    (["{t}/ragged.csv", "-k", "2"], "ragged.csv"),
+    (["{t}/bad.csv", "-k", "2"], "bad.csv: line 2, column 2: 'oops' is not a number"),
+    (["{t}/ragged.csv", "-k", "2"], "ragged.csv: line 2 has 1 fields, expected 2"),
     (["{t}/empty.csv", "-k", "2"], "no data"),
     (["{t}/data.xlsx", "-k", "2"], "unsupported"),
     (["{t}/garbage.npz", "-k", "2"], "garbage.npz"),
     (["{t}/garbage.npy", "-k", "2"], "garbage.npy"),
-    (["{t}/nan.npy", "-k", "2"], "non-finite value nan at row 1"),
+    (["{t}/nan.npy", "-k", "2"], "non-finite value nan at row index 1, column index 0 (0-based)"),
     (["{d}/X.csv", "-k", "1"], "n_clusters"),
     (["{d}/X.csv", "-k", "500"], "n_clusters"),
     (["{d}/X.csv", "-k", "3", "--method", "nope"], "unknown method"),
@@ -443,6 +443,92 @@ def test_bad_parameter_value_is_one_line_naming_it(capsys, tmp_path, param, expe
     for text in expected:
         assert text in err
     assert not out.exists()
+
+
+def _blobs_csv(path, header, index=False, extra=None):
+    X, y = make_blobs(n_samples=90, centers=3, cluster_std=0.5, random_state=0)
+    rows = [header] if header is not None else []
+    for i, row in enumerate(X):
+        cells = ([str(i)] if index else []) + [repr(float(v)) for v in row]
+        rows.append(",".join(cells + ([extra(i)] if extra else [])))
+    path.write_text("\n".join(rows) + "\n")
+    return y
+
+
+def _cluster_ari(capsys, tmp_path, data, y, *extra):
+    np.savetxt(tmp_path / "y.csv", y, fmt="%d")
+    code, out, err = run(
+        capsys,
+        "cluster",
+        str(data),
+        "-k",
+        "3",
+        "-y",
+        str(tmp_path / "y.csv"),
+        "-o",
+        str(tmp_path / "o.csv"),
+        *extra,
+    )
+    assert code == 0, err
+    ari = float(next(line for line in out.splitlines() if "ARI" in line).split()[-1])
+    return ari, err
+
+
+def test_pandas_index_column_is_not_a_feature(capsys, tmp_path):
+    # DataFrame.to_csv(): an unnamed index column 0..n-1 first
+    y = _blobs_csv(tmp_path / "x.csv", ",0,1", index=True)
+    ari, err = _cluster_ari(capsys, tmp_path, tmp_path / "x.csv", y)
+    assert ari > 0.9
+    assert "note:" in err and "index" in err
+
+
+@pytest.mark.parametrize(("header", "rows"), [("auto", 90), ("yes", 90), ("no", 91)])
+def test_numeric_header_and_the_header_option(capsys, tmp_path, header, rows):
+    y = _blobs_csv(tmp_path / "x.csv", "0,1")
+    np.savetxt(tmp_path / "y.csv", y, fmt="%d")
+    code, out, err = run(
+        capsys,
+        "cluster",
+        str(tmp_path / "x.csv"),
+        "-k",
+        "3",
+        "--header",
+        header,
+        "-o",
+        str(tmp_path / "o.csv"),
+    )
+    assert code == 0, err
+    assert out.startswith(f"ncut: {rows} points")
+
+
+def test_non_numeric_column_refused_then_dropped(capsys, tmp_path):
+    y = _blobs_csv(tmp_path / "x.csv", "a,b,species", extra=lambda i: "setosa")
+    out = tmp_path / "o.csv"
+    code, _, err = run(capsys, "cluster", str(tmp_path / "x.csv"), "-k", "3", "-o", str(out))
+    assert_one_line_error(code, err)
+    assert "line 2, column 3 ('species'): 'setosa' is not a number" in err
+    assert "--drop species" in err and not out.exists()
+    ari, _ = _cluster_ari(capsys, tmp_path, tmp_path / "x.csv", y, "--drop", "species")
+    assert ari > 0.9
+    ari, _ = _cluster_ari(capsys, tmp_path, tmp_path / "x.csv", y, "--columns", "a,2")
+    assert ari > 0.9
+
+
+def test_columns_on_a_binary_file_is_refused(capsys, tmp_path):
+    np.save(tmp_path / "x.npy", np.eye(4))
+    code, _, err = run(
+        capsys,
+        "cluster",
+        str(tmp_path / "x.npy"),
+        "-k",
+        "2",
+        "--columns",
+        "1",
+        "-o",
+        str(tmp_path / "o.csv"),
+    )
+    assert_one_line_error(code, err)
+    assert "--columns applies to text tables" in err
 
 
 def _console_command():

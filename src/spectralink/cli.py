@@ -87,6 +87,23 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("-m", "--method", default="ncut", help="method name, or 'auto' (default: ncut)")
     p.add_argument(
+        "--header",
+        choices=("auto", "yes", "no"),
+        default="auto",
+        help="whether the first line of a text DATA file names the columns; 'auto': when a "
+        "cell is not a number or the line is exactly 0,1,...,d-1 (default: auto)",
+    )
+    p.add_argument(
+        "--columns",
+        metavar="COLS",
+        help="comma-separated feature columns of DATA, by name or 1-based position",
+    )
+    p.add_argument(
+        "--drop",
+        metavar="COLS",
+        help="comma-separated columns of DATA to leave out, by name or 1-based position",
+    )
+    p.add_argument(
         "-c",
         "--constraints",
         metavar="PAIRS_CSV",
@@ -295,16 +312,40 @@ def _is_number(text: str) -> bool:
     return True
 
 
-def read_matrix(path: str | os.PathLike) -> tuple[np.ndarray, np.ndarray | None]:
+def read_matrix(
+    path: str | os.PathLike,
+    *,
+    header: str = "auto",
+    columns: str | None = None,
+    drop: str | None = None,
+) -> tuple[np.ndarray, np.ndarray | None]:
     """Features from ``.csv``/``.tsv``/``.txt`` (optional header), ``.npy`` or ``.npz``.
 
     Returns ``(X, y)``; ``y`` is the ``y`` array of an ``.npz`` file, else ``None``.
+    ``header``, ``columns`` and ``drop`` apply to text tables, see
+    :func:`spectralink.io.read_text_table` (a pandas index column is dropped).
     """
+    X, y, _ = _read_features(path, header=header, columns=columns, drop=drop)
+    return X, y
+
+
+def _read_features(path, *, header="auto", columns=None, drop=None, id_column=None):
+    """``(X, y, table)``; ``table`` is the :class:`spectralink.io.Table` of a text file."""
+    from .io import read_text_table
+
     path = Path(path)
     suffix = path.suffix.lower()
     if not path.is_file():
         raise FileNotFoundError(2, "no such file", str(path))
-    y = None
+    y = table = None
+    if suffix in (".npy", ".npz"):
+        given = [
+            opt
+            for opt, v in (("--columns", columns), ("--drop", drop), ("--id-column", id_column))
+            if v is not None
+        ]
+        if given:
+            raise ValueError(f"{given[0]} applies to text tables (.csv, .tsv, .txt), not {path}.")
     if suffix == ".npy":
         X = _load_npy(path)
     elif suffix == ".npz":
@@ -321,7 +362,15 @@ def read_matrix(path: str | os.PathLike) -> tuple[np.ndarray, np.ndarray | None]
             )
         X, y = arrays["X"], arrays.get("y")
     elif suffix in (".csv", ".tsv", ".txt"):
-        X = _load_text_matrix(path)
+        table = read_text_table(
+            path,
+            _csv_delimiter(path),
+            header=header,
+            columns=columns,
+            drop=drop,
+            id_column=id_column,
+        )
+        X = table.X
     else:
         raise ValueError(
             f"{path}: unsupported data format {suffix or '(none)'!r}; "
@@ -337,8 +386,10 @@ def read_matrix(path: str | os.PathLike) -> tuple[np.ndarray, np.ndarray | None]
         raise ValueError(f"{path}: features must be real numbers, got dtype {X.dtype}.")
     if not np.all(np.isfinite(X)):
         r, c = np.argwhere(~np.isfinite(X))[0]
-        raise ValueError(f"{path}: non-finite value {X[r, c]} at row {r}, column {c}.")
-    return X.astype(np.float64, copy=False), y
+        raise ValueError(
+            f"{path}: non-finite value {X[r, c]} at row index {r}, column index {c} (0-based)."
+        )
+    return X.astype(np.float64, copy=False), y, table
 
 
 def _load_npy(path: Path) -> np.ndarray:
@@ -348,37 +399,6 @@ def _load_npy(path: Path) -> np.ndarray:
         raise ValueError(f"{path}: not a readable .npy file ({exc}).") from None
     except ValueError as exc:
         raise ValueError(f"{path}: {exc}") from None
-
-
-def _first_row(path: Path, delimiter: str | None) -> list[str]:
-    with open(path, newline="") as fh:
-        for line in fh:
-            line = line.strip()
-            if line and not line.startswith("#"):
-                return line.split(delimiter) if delimiter else line.split()
-    return []
-
-
-def _load_text_matrix(path: Path) -> np.ndarray:
-    delimiter = _csv_delimiter(path)
-    first = _first_row(path, delimiter)
-    if not first:
-        raise ValueError(f"{path}: holds no data rows.")
-    header = not all(_is_number(v.strip()) for v in first)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # "input contains no data" is reported below
-        try:
-            X = np.loadtxt(
-                path,
-                delimiter=delimiter,
-                skiprows=1 if header else 0,
-                ndmin=2,
-                dtype=np.float64,
-                comments="#",
-            )
-        except ValueError as exc:
-            raise ValueError(f"{path}: not a numeric table: {exc}") from None
-    return X
 
 
 def read_labels(path: str | os.PathLike, n_samples: int | None = None) -> np.ndarray:
@@ -463,7 +483,11 @@ def _cmd_cluster(args) -> int:
     params = _parse_params(args.param, allow_prefix=False).get(None, {})
     cls = get_method(args.method)
     _check_method_params(args.method, params)
-    X, y_npz = read_matrix(args.data)
+    X, y_npz, table = _read_features(
+        args.data, header=args.header, columns=args.columns, drop=args.drop
+    )
+    for note in table.notes if table is not None else ():
+        print(f"spectralink: note: {note}", file=sys.stderr)
     n = X.shape[0]
     y = read_labels(args.labels, n) if args.labels else y_npz
     if y is not None and len(y) != n:
