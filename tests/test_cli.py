@@ -514,6 +514,30 @@ def test_non_numeric_column_refused_then_dropped(capsys, tmp_path):
     assert ari > 0.9
 
 
+def test_id_column_written_beside_the_labels(capsys, tmp_path):
+    ids = [f"p{i}" if i != 5 else "a,b" for i in range(90)]  # one ID needs CSV quoting
+    y = _blobs_csv(tmp_path / "x.csv", "x1,x2,name", extra=lambda i: f'"{ids[i]}"')
+    ari, _ = _cluster_ari(capsys, tmp_path, tmp_path / "x.csv", y, "--id-column", "name")
+    assert ari > 0.9  # the ID column is not a feature
+    with open(tmp_path / "o.csv", newline="") as fh:
+        out = list(csv.DictReader(fh))
+    assert [r["id"] for r in out] == ids
+    # the same run without IDs writes the same labels in the same order
+    code, _, err = run(
+        capsys,
+        "cluster",
+        str(tmp_path / "x.csv"),
+        "-k",
+        "3",
+        "--drop",
+        "name",
+        "-o",
+        str(tmp_path / "plain.csv"),
+    )
+    assert code == 0, err
+    assert [int(r["label"]) for r in out] == list(read_labels(tmp_path / "plain.csv"))
+
+
 def test_columns_on_a_binary_file_is_refused(capsys, tmp_path):
     np.save(tmp_path / "x.npy", np.eye(4))
     code, _, err = run(

@@ -104,6 +104,12 @@ def _build_parser() -> argparse.ArgumentParser:
         help="comma-separated columns of DATA to leave out, by name or 1-based position",
     )
     p.add_argument(
+        "--id-column",
+        metavar="COL",
+        help="column of DATA (name or 1-based position) holding row IDs: not a feature, "
+        "written beside the labels (header 'id,label')",
+    )
+    p.add_argument(
         "-c",
         "--constraints",
         metavar="PAIRS_CSV",
@@ -135,7 +141,8 @@ def _build_parser() -> argparse.ArgumentParser:
         "--output",
         required=True,
         metavar="OUTPUT",
-        help="where to write the labels (CSV, one per line, header 'label')",
+        help="where to write the labels (CSV, one per line, header 'label'; "
+        "'id,label' with --id-column)",
     )
     p.set_defaults(func=_cmd_cluster)
 
@@ -484,8 +491,13 @@ def _cmd_cluster(args) -> int:
     cls = get_method(args.method)
     _check_method_params(args.method, params)
     X, y_npz, table = _read_features(
-        args.data, header=args.header, columns=args.columns, drop=args.drop
+        args.data,
+        header=args.header,
+        columns=args.columns,
+        drop=args.drop,
+        id_column=args.id_column,
     )
+    ids = table.ids if table is not None else None
     for note in table.notes if table is not None else ():
         print(f"spectralink: note: {note}", file=sys.stderr)
     n = X.shape[0]
@@ -501,8 +513,13 @@ def _cmd_cluster(args) -> int:
         labels = np.asarray(est.fit(X, constraints=cons).labels_)
 
     with atomic_write(out, "w", newline="") as fh:
-        fh.write("label\n")
-        fh.write("".join(f"{int(v)}\n" for v in labels))
+        if ids is None:
+            fh.write("label\n")
+            fh.write("".join(f"{int(v)}\n" for v in labels))
+        else:
+            writer = csv.writer(fh, lineterminator="\n")  # quotes IDs holding commas
+            writer.writerow(["id", "label"])
+            writer.writerows(zip(ids, (int(v) for v in labels), strict=True))
 
     n_found = len(np.unique(labels))
     print(
