@@ -10,7 +10,10 @@ kept aside, and errors that point at the file's line and column (both 1-based).
 from __future__ import annotations
 
 import csv
+import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import islice
 from os import PathLike
 from pathlib import Path
 
@@ -33,8 +36,6 @@ class Table:
         Column name of each feature (``"column J"`` when the file has no header).
     ids : ndarray of shape (n_rows,) or None
         Values of the ID column, as strings, when one was asked for.
-    lines : ndarray of shape (n_rows,)
-        The file's line number (1-based) of each row, for messages.
     notes : list of str
         Decisions worth telling the user (a dropped index column, a numeric header).
     """
@@ -42,7 +43,6 @@ class Table:
     X: np.ndarray
     names: list[str]
     ids: np.ndarray | None = None
-    lines: np.ndarray | None = None
     notes: list[str] = field(default_factory=list)
 
 
@@ -54,23 +54,43 @@ def _is_number(text: str) -> bool:
     return True
 
 
-def _rows(path: Path, delimiter: str | None) -> list[tuple[int, list[str]]]:
+def _rows(path: Path, delimiter: str | None) -> Iterator[tuple[int, list[str]]]:
     """Non-blank, non-comment rows with their 1-based line numbers."""
-    out = []
     with open(path, newline="") as fh:
         if delimiter is None:
             for lineno, line in enumerate(fh, start=1):
                 if line.strip() and not line.lstrip().startswith("#"):
-                    out.append((lineno, line.split()))
-            return out
+                    yield lineno, line.split()
+            return
         reader = csv.reader(fh, delimiter=delimiter)
         for row in reader:
             # reader.line_num is the line the row ends on (quoted fields may span lines)
             cells = [c.strip() for c in row]
             if not cells or all(c == "" for c in cells) or cells[0].startswith("#"):
                 continue
-            out.append((reader.line_num, cells))
-    return out
+            yield reader.line_num, cells
+
+
+def _fast_numeric(path: Path, delimiter: str | None, skiprows: int) -> np.ndarray | None:
+    """The whole table through NumPy's C parser, or None when it is not all finite numbers.
+
+    The common case (a clean numeric file) is read at ``np.loadtxt`` speed; anything
+    else falls back to the row reader, which locates the problem for the message.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "input contains no data": reported by the caller
+        try:
+            X = np.loadtxt(
+                path,
+                delimiter=delimiter,
+                skiprows=skiprows,
+                ndmin=2,
+                dtype=np.float64,
+                comments="#",
+            )
+        except ValueError:
+            return None
+    return X if X.size and np.isfinite(X).all() else None
 
 
 def _is_numeric_header(first: list[str]) -> bool:
@@ -146,27 +166,66 @@ def read_text_table(
     path = Path(path)
     if header not in HEADER_CHOICES:
         raise ValueError(f"header must be one of {', '.join(HEADER_CHOICES)}, got {header!r}.")
-    rows = _rows(path, delimiter)
-    if not rows:
+    head = list(islice(_rows(path, delimiter), 2))
+    if not head:
         raise ValueError(f"{path}: holds no data rows.")
     notes: list[str] = []
-    first = rows[0][1]
+    first = head[0][1]
     if header == "auto":
         has_header = not all(_is_number(c) for c in first) or (
-            len(rows) > 1 and _is_numeric_header(first)
+            len(head) > 1 and _is_numeric_header(first)
         )
         if has_header and all(_is_number(c) for c in first):
             notes.append(
-                f"{path}: line {rows[0][0]} ({','.join(first)}) read as column names; "
-                "use --header no if it is data."
+                f"{path}: line {head[0][0]} (0,1,...,{len(first) - 1}) read as column "
+                "names; use --header no if it is data."
             )
     else:
         has_header = header == "yes"
     names = first if has_header else None
-    body = rows[1:] if has_header else rows
-    if not body:
+    if has_header and len(head) < 2:
         raise ValueError(f"{path}: holds no data rows (only a header).")
-    n_cols = len(names) if names is not None else len(body[0][1])
+    n_cols = len(first)
+
+    def label(j: int) -> str:
+        return f"column {j + 1}" + (f" ({names[j]!r})" if names is not None and names[j] else "")
+
+    def select(first_col_is_range: bool) -> tuple[list[int], int | None]:
+        keep = list(range(n_cols))
+        # pandas writes the index unnamed; read and saved again, it is "Unnamed: 0"
+        if names is not None and names[0] in ("", "Unnamed: 0") and n_cols > 1:
+            if first_col_is_range:
+                keep.remove(0)
+                notes.append(
+                    f"{path}: the first column (no name, values 0..n-1) is an index "
+                    "written by pandas; it is not used as a feature."
+                )
+        id_j = None
+        if id_column is not None:
+            id_j = _resolve(id_column, names, n_cols, "--id-column")[0]
+        if columns is not None:
+            keep = list(dict.fromkeys(_resolve(columns, names, n_cols, "--columns")))
+        keep = [j for j in keep if j != id_j]
+        if drop is not None:
+            dropped = set(_resolve(drop, names, n_cols, "--drop"))
+            keep = [j for j in keep if j not in dropped]
+        if not keep:
+            raise ValueError(f"{path}: no feature columns are left to use.")
+        return keep, id_j
+
+    def names_of(keep: list[int]) -> list[str]:
+        return [names[j] if names is not None and names[j] else f"column {j + 1}" for j in keep]
+
+    if id_column is None:
+        X = _fast_numeric(path, delimiter, head[0][0] if has_header else 0)
+        if X is not None and X.shape[1] == n_cols:
+            keep, _ = select(np.array_equal(X[:, 0], np.arange(len(X))))
+            if keep != list(range(n_cols)):
+                X = np.ascontiguousarray(X[:, keep])
+            return Table(X=X, names=names_of(keep), notes=notes)
+
+    # the row reader: slower, but it knows each cell's line and column for the message
+    body = list(_rows(path, delimiter))[1 if has_header else 0 :]
     for lineno, cells in body:
         if len(cells) != n_cols:
             raise ValueError(
@@ -174,39 +233,14 @@ def read_text_table(
                 + (" (as in the header)." if names is not None else " (as on the first row).")
             )
     cells = np.array([c for _, c in body], dtype=object)
-    lines = np.array([ln for ln, _ in body], dtype=np.int64)
+    lines = [ln for ln, _ in body]
     n = len(body)
-
-    keep = list(range(n_cols))
-    if names is not None and names[0] == "" and n_cols > 1:
-        if [str(v) for v in cells[:, 0]] == [str(i) for i in range(n)]:
-            keep.remove(0)
-            notes.append(
-                f"{path}: the first column (no name, values 0..{n - 1}) is an index written "
-                "by pandas; it is not used as a feature."
-            )
-    ids, id_j = None, None
-    if id_column is not None:
-        id_j = _resolve(id_column, names, n_cols, "--id-column")[0]
-        ids = cells[:, id_j].astype(str)
-    if columns is not None:
-        keep = list(dict.fromkeys(_resolve(columns, names, n_cols, "--columns")))
-    keep = [j for j in keep if j != id_j]
-    if drop is not None:
-        dropped = set(_resolve(drop, names, n_cols, "--drop"))
-        keep = [j for j in keep if j not in dropped]
-    if not keep:
-        raise ValueError(f"{path}: no feature columns are left to use.")
-
-    def label(j: int) -> str:
-        return f"column {j + 1}" + (f" ({names[j]!r})" if names is not None and names[j] else "")
-
+    keep, id_j = select([str(v) for v in cells[:, 0]] == [str(i) for i in range(n)])
+    ids = None if id_j is None else cells[:, id_j].astype(str)
     block = cells[:, keep]
     try:
         X = block.astype(np.float64)
     except ValueError:
-        X = None
-    if X is None:
         for jj, j in enumerate(keep):
             for r in range(n):
                 text = block[r, jj]
@@ -216,12 +250,12 @@ def read_text_table(
                     raise ValueError(
                         f"{path}: line {lines[r]}, {label(j)}: {what}; features must be "
                         f"numbers (leave a column out with --drop {name})."
-                    )
+                    ) from None
+        raise
     bad = ~np.isfinite(X)
     if bad.any():
         r, jj = np.argwhere(bad)[0]
         raise ValueError(
             f"{path}: line {lines[r]}, {label(keep[jj])}: non-finite value {block[r, jj]!r}."
         )
-    col_names = [names[j] if names is not None and names[j] else f"column {j + 1}" for j in keep]
-    return Table(X=X, names=col_names, ids=ids, lines=lines, notes=notes)
+    return Table(X=X, names=names_of(keep), ids=ids, notes=notes)
