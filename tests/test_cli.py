@@ -12,8 +12,10 @@ import sys
 
 import numpy as np
 import pytest
+from sklearn.datasets import make_blobs
 
 from spectralink.cli import main, read_labels, read_matrix
+from spectralink.constraints import Constraints
 from spectralink.datasets import load
 from spectralink.methods import available_methods
 
@@ -179,6 +181,38 @@ def test_read_matrix_and_labels(tmp_path):
     assert list(read_labels(tmp_path / "y.csv", 3)) == ["cat", "dog", "cat"]
 
 
+def test_read_labels_empty_cells_are_unlabelled(tmp_path):
+    # pandas writes an integer column with missing values as floats and empty cells
+    (tmp_path / "y.csv").write_text("y\n0.0\n\n1.0\nnan\n2.0\n\n")
+    y = read_labels(tmp_path / "y.csv", 5)
+    assert y.dtype.kind == "i" and list(y) == [0, -1, 1, -1, 2]
+    (tmp_path / "s.csv").write_text("cat\n\ndog\n")
+    assert list(read_labels(tmp_path / "s.csv", 3)) == ["cat", "", "dog"]
+    c = Constraints.from_labels(read_labels(tmp_path / "s.csv"), 1, random_state=0)
+    assert c.constrained_points.tolist() == [0, 2]
+
+
+def test_cluster_scores_only_labelled_rows(capsys, tmp_path):
+    X, y = make_blobs(n_samples=60, centers=3, random_state=0)
+    np.savetxt(tmp_path / "x.csv", X, delimiter=",")
+    y = y.astype(float)
+    y[::2] = np.nan
+    (tmp_path / "y.csv").write_text("".join("\n" if np.isnan(v) else f"{int(v)}\n" for v in y))
+    code, stdout, err = run(
+        capsys,
+        "cluster",
+        str(tmp_path / "x.csv"),
+        "-k",
+        "3",
+        "-y",
+        str(tmp_path / "y.csv"),
+        "-o",
+        str(tmp_path / "out.csv"),
+    )
+    assert code == 0, err
+    assert "scored on the 30 labelled of 60 points" in stdout
+
+
 def test_compare_writes_runs_summary_and_plot(capsys, tmp_path):
     methods = [m for m in ("ncut", "sl", "copkmeans") if m in available_methods()]
     out = tmp_path / "res"
@@ -275,13 +309,13 @@ def bad_files(tmp_path, iris_files):
 
 CLUSTER_ERRORS = [
     (["missing.csv", "-k", "3"], "missing.csv"),
-    (["{t}/bad.csv", "-k", "2"], "bad.csv"),
-    (["{t}/ragged.csv", "-k", "2"], "ragged.csv"),
+    (["{t}/bad.csv", "-k", "2"], "bad.csv: line 2, column 2: 'oops' is not a number"),
+    (["{t}/ragged.csv", "-k", "2"], "ragged.csv: line 2 has 1 fields, expected 2"),
     (["{t}/empty.csv", "-k", "2"], "no data"),
     (["{t}/data.xlsx", "-k", "2"], "unsupported"),
     (["{t}/garbage.npz", "-k", "2"], "garbage.npz"),
     (["{t}/garbage.npy", "-k", "2"], "garbage.npy"),
-    (["{t}/nan.npy", "-k", "2"], "non-finite value nan at row 1"),
+    (["{t}/nan.npy", "-k", "2"], "non-finite value nan at row index 1, column index 0 (0-based)"),
     (["{d}/X.csv", "-k", "1"], "n_clusters"),
     (["{d}/X.csv", "-k", "500"], "n_clusters"),
     (["{d}/X.csv", "-k", "3", "--method", "nope"], "unknown method"),
@@ -383,6 +417,144 @@ def test_debug_shows_the_exception(tmp_path):
         )
 
 
+@pytest.mark.parametrize("before", [True, False], ids=["before", "after"])
+def test_debug_before_or_after_the_subcommand(tmp_path, before):
+    argv = ["cluster", str(tmp_path / "none.csv"), "-k", "2", "-o", str(tmp_path / "o.csv")]
+    with pytest.raises(FileNotFoundError):
+        main(["--debug", *argv] if before else [*argv, "--debug"])
+
+
+@pytest.mark.parametrize(
+    ("param", "expected"),
+    [
+        ("n_neighbors=ten", ["'n_neighbors'", "int in the range [1, inf)", "'ten'"]),
+        ("n_neighbors=10.5", ["'n_neighbors'", "int in the range [1, inf)", "10.5"]),
+        ("sigma=auto", ["'sigma'", "float in the range (0.0, inf)", "'auto'"]),
+    ],
+)
+def test_bad_parameter_value_is_one_line_naming_it(capsys, tmp_path, param, expected):
+    X, _ = make_blobs(n_samples=30, centers=2, random_state=0)
+    np.savetxt(tmp_path / "x.csv", X, delimiter=",")
+    out = tmp_path / "o.csv"
+    code, _, err = run(
+        capsys, "cluster", str(tmp_path / "x.csv"), "-k", "2", "--param", param, "-o", str(out)
+    )
+    assert_one_line_error(code, err)
+    for text in expected:
+        assert text in err
+    assert not out.exists()
+
+
+def _blobs_csv(path, header, index=False, extra=None):
+    X, y = make_blobs(n_samples=90, centers=3, cluster_std=0.5, random_state=0)
+    rows = [header] if header is not None else []
+    for i, row in enumerate(X):
+        cells = ([str(i)] if index else []) + [repr(float(v)) for v in row]
+        rows.append(",".join(cells + ([extra(i)] if extra else [])))
+    path.write_text("\n".join(rows) + "\n")
+    return y
+
+
+def _cluster_ari(capsys, tmp_path, data, y, *extra):
+    np.savetxt(tmp_path / "y.csv", y, fmt="%d")
+    code, out, err = run(
+        capsys,
+        "cluster",
+        str(data),
+        "-k",
+        "3",
+        "-y",
+        str(tmp_path / "y.csv"),
+        "-o",
+        str(tmp_path / "o.csv"),
+        *extra,
+    )
+    assert code == 0, err
+    ari = float(next(line for line in out.splitlines() if "ARI" in line).split()[-1])
+    return ari, err
+
+
+def test_pandas_index_column_is_not_a_feature(capsys, tmp_path):
+    # DataFrame.to_csv(): an unnamed index column 0..n-1 first
+    y = _blobs_csv(tmp_path / "x.csv", ",0,1", index=True)
+    ari, err = _cluster_ari(capsys, tmp_path, tmp_path / "x.csv", y)
+    assert ari > 0.9
+    assert "note:" in err and "index" in err
+
+
+@pytest.mark.parametrize(("header", "rows"), [("auto", 90), ("yes", 90), ("no", 91)])
+def test_numeric_header_and_the_header_option(capsys, tmp_path, header, rows):
+    y = _blobs_csv(tmp_path / "x.csv", "0,1")
+    np.savetxt(tmp_path / "y.csv", y, fmt="%d")
+    code, out, err = run(
+        capsys,
+        "cluster",
+        str(tmp_path / "x.csv"),
+        "-k",
+        "3",
+        "--header",
+        header,
+        "-o",
+        str(tmp_path / "o.csv"),
+    )
+    assert code == 0, err
+    assert out.startswith(f"ncut: {rows} points")
+
+
+def test_non_numeric_column_refused_then_dropped(capsys, tmp_path):
+    y = _blobs_csv(tmp_path / "x.csv", "a,b,species", extra=lambda i: "setosa")
+    out = tmp_path / "o.csv"
+    code, _, err = run(capsys, "cluster", str(tmp_path / "x.csv"), "-k", "3", "-o", str(out))
+    assert_one_line_error(code, err)
+    assert "line 2, column 3 ('species'): 'setosa' is not a number" in err
+    assert "--drop species" in err and not out.exists()
+    ari, _ = _cluster_ari(capsys, tmp_path, tmp_path / "x.csv", y, "--drop", "species")
+    assert ari > 0.9
+    ari, _ = _cluster_ari(capsys, tmp_path, tmp_path / "x.csv", y, "--columns", "a,2")
+    assert ari > 0.9
+
+
+def test_id_column_written_beside_the_labels(capsys, tmp_path):
+    ids = [f"p{i}" if i != 5 else "a,b" for i in range(90)]  # one ID needs CSV quoting
+    y = _blobs_csv(tmp_path / "x.csv", "x1,x2,name", extra=lambda i: f'"{ids[i]}"')
+    ari, _ = _cluster_ari(capsys, tmp_path, tmp_path / "x.csv", y, "--id-column", "name")
+    assert ari > 0.9  # the ID column is not a feature
+    with open(tmp_path / "o.csv", newline="") as fh:
+        out = list(csv.DictReader(fh))
+    assert [r["id"] for r in out] == ids
+    # the same run without IDs writes the same labels in the same order
+    code, _, err = run(
+        capsys,
+        "cluster",
+        str(tmp_path / "x.csv"),
+        "-k",
+        "3",
+        "--drop",
+        "name",
+        "-o",
+        str(tmp_path / "plain.csv"),
+    )
+    assert code == 0, err
+    assert [int(r["label"]) for r in out] == list(read_labels(tmp_path / "plain.csv"))
+
+
+def test_columns_on_a_binary_file_is_refused(capsys, tmp_path):
+    np.save(tmp_path / "x.npy", np.eye(4))
+    code, _, err = run(
+        capsys,
+        "cluster",
+        str(tmp_path / "x.npy"),
+        "-k",
+        "2",
+        "--columns",
+        "1",
+        "-o",
+        str(tmp_path / "o.csv"),
+    )
+    assert_one_line_error(code, err)
+    assert "--columns applies to text tables" in err
+
+
 def _console_command():
     exe = shutil.which("spectralink")
     return [exe] if exe else [sys.executable, "-m", "spectralink"]
@@ -410,3 +582,18 @@ def test_console_script(tmp_path):
     assert "none.csv" in proc.stderr and "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "o.csv").exists()
+
+
+def test_closed_pipe_ends_quietly():
+    # `spectralink datasets | head`: the reader leaves early; no "Broken pipe" error
+    proc = subprocess.Popen(
+        [*_console_command(), "datasets"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "MPLBACKEND": "Agg"},
+    )
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    proc.stderr.close()
+    assert proc.wait(timeout=300) == 141
+    assert err == ""

@@ -249,6 +249,41 @@ def test_from_labeled_subset_all_pairs():
         Constraints.from_labeled_subset(y, 101)
 
 
+@pytest.mark.parametrize(
+    "unlabelled",
+    [-1, -2, np.nan, None, ""],
+    ids=["minus1", "minus2", "nan", "none", "empty"],
+)
+def test_partial_labels_never_pair_an_unlabelled_point(unlabelled):
+    rng = np.random.RandomState(0)
+    y = list(rng.randint(0, 3, size=150))
+    if unlabelled == "":
+        y = [str(v) for v in y]
+    for t in range(100, 150):
+        y[t] = unlabelled
+    y = np.array(y, dtype=object if unlabelled is None else None)
+    known = np.zeros(150, dtype=bool)
+    known[:100] = True
+    c = Constraints.from_labels(y, 300, random_state=0)
+    assert len(c) == 300
+    assert known[c.constrained_points].all()
+    assert np.all(y[c.must_link[:, 0]] == y[c.must_link[:, 1]])
+    s = Constraints.from_labeled_subset(y, 30, random_state=0)
+    assert len(s) == 30 * 29 // 2
+    assert known[s.labeled_indices].all() and known[s.constrained_points].all()
+
+
+def test_partial_labels_limits_count_labelled_points_only():
+    y = np.array([0, 1, -1, 1, -1])
+    with pytest.raises(ValueError, match="3 labelled points .2 of the 5 points are unlabelled"):
+        Constraints.from_labels(y, 4)
+    assert len(Constraints.from_labels(y, 3, random_state=0)) == 3
+    with pytest.raises(ValueError, match=r"labelled points \(3 of 5\)"):
+        Constraints.from_labeled_subset(y, 4)
+    c = Constraints.from_labeled_subset(y, 3, random_state=0)
+    np.testing.assert_array_equal(c.labeled_indices, [0, 1, 3])
+
+
 # --------------------------------------------------------------------------- CSV
 
 

@@ -52,8 +52,12 @@ class _Parser(argparse.ArgumentParser):
 
 def _build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
+    # SUPPRESS: a subcommand without --debug keeps the value given before it
     common.add_argument(
-        "--debug", action="store_true", help="show full tracebacks instead of one-line errors"
+        "--debug",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="show full tracebacks instead of one-line errors",
     )
 
     parser = _Parser(
@@ -61,6 +65,9 @@ def _build_parser() -> argparse.ArgumentParser:
         description="Constrained spectral clustering with must-link and cannot-link pairs.",
     )
     parser.add_argument("--version", action="version", version=f"spectralink {__version__}")
+    parser.add_argument(
+        "--debug", action="store_true", help="show full tracebacks instead of one-line errors"
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     p = sub.add_parser(
@@ -80,6 +87,29 @@ def _build_parser() -> argparse.ArgumentParser:
         help="number of clusters",
     )
     p.add_argument("-m", "--method", default="ncut", help="method name, or 'auto' (default: ncut)")
+    p.add_argument(
+        "--header",
+        choices=("auto", "yes", "no"),
+        default="auto",
+        help="whether the first line of a text DATA file names the columns; 'auto': when a "
+        "cell is not a number or the line is exactly 0,1,...,d-1 (default: auto)",
+    )
+    p.add_argument(
+        "--columns",
+        metavar="COLS",
+        help="comma-separated feature columns of DATA, by name or 1-based position",
+    )
+    p.add_argument(
+        "--drop",
+        metavar="COLS",
+        help="comma-separated columns of DATA to leave out, by name or 1-based position",
+    )
+    p.add_argument(
+        "--id-column",
+        metavar="COL",
+        help="column of DATA (name or 1-based position) holding row IDs: not a feature, "
+        "written beside the labels (header 'id,label')",
+    )
     p.add_argument(
         "-c",
         "--constraints",
@@ -112,7 +142,8 @@ def _build_parser() -> argparse.ArgumentParser:
         "--output",
         required=True,
         metavar="OUTPUT",
-        help="where to write the labels (CSV, one per line, header 'label')",
+        help="where to write the labels (CSV, one per line, header 'label'; "
+        "'id,label' with --id-column)",
     )
     p.set_defaults(func=_cmd_cluster)
 
@@ -359,16 +390,40 @@ def _is_number(text: str) -> bool:
     return True
 
 
-def read_matrix(path: str | os.PathLike) -> tuple[np.ndarray, np.ndarray | None]:
+def read_matrix(
+    path: str | os.PathLike,
+    *,
+    header: str = "auto",
+    columns: str | None = None,
+    drop: str | None = None,
+) -> tuple[np.ndarray, np.ndarray | None]:
     """Features from ``.csv``/``.tsv``/``.txt`` (optional header), ``.npy`` or ``.npz``.
 
     Returns ``(X, y)``; ``y`` is the ``y`` array of an ``.npz`` file, else ``None``.
+    ``header``, ``columns`` and ``drop`` apply to text tables, see
+    :func:`spectralink.io.read_text_table` (a pandas index column is dropped).
     """
+    X, y, _ = _read_features(path, header=header, columns=columns, drop=drop)
+    return X, y
+
+
+def _read_features(path, *, header="auto", columns=None, drop=None, id_column=None):
+    """``(X, y, table)``; ``table`` is the :class:`spectralink.io.Table` of a text file."""
+    from .io import read_text_table
+
     path = Path(path)
     suffix = path.suffix.lower()
     if not path.is_file():
         raise FileNotFoundError(2, "no such file", str(path))
-    y = None
+    y = table = None
+    if suffix in (".npy", ".npz"):
+        given = [
+            opt
+            for opt, v in (("--columns", columns), ("--drop", drop), ("--id-column", id_column))
+            if v is not None
+        ]
+        if given:
+            raise ValueError(f"{given[0]} applies to text tables (.csv, .tsv, .txt), not {path}.")
     if suffix == ".npy":
         X = _load_npy(path)
     elif suffix == ".npz":
@@ -385,7 +440,15 @@ def read_matrix(path: str | os.PathLike) -> tuple[np.ndarray, np.ndarray | None]
             )
         X, y = arrays["X"], arrays.get("y")
     elif suffix in (".csv", ".tsv", ".txt"):
-        X = _load_text_matrix(path)
+        table = read_text_table(
+            path,
+            _csv_delimiter(path),
+            header=header,
+            columns=columns,
+            drop=drop,
+            id_column=id_column,
+        )
+        X = table.X
     else:
         raise ValueError(
             f"{path}: unsupported data format {suffix or '(none)'!r}; "
@@ -401,8 +464,10 @@ def read_matrix(path: str | os.PathLike) -> tuple[np.ndarray, np.ndarray | None]
         raise ValueError(f"{path}: features must be real numbers, got dtype {X.dtype}.")
     if not np.all(np.isfinite(X)):
         r, c = np.argwhere(~np.isfinite(X))[0]
-        raise ValueError(f"{path}: non-finite value {X[r, c]} at row {r}, column {c}.")
-    return X.astype(np.float64, copy=False), y
+        raise ValueError(
+            f"{path}: non-finite value {X[r, c]} at row index {r}, column index {c} (0-based)."
+        )
+    return X.astype(np.float64, copy=False), y, table
 
 
 def _load_npy(path: Path) -> np.ndarray:
@@ -414,41 +479,13 @@ def _load_npy(path: Path) -> np.ndarray:
         raise ValueError(f"{path}: {exc}") from None
 
 
-def _first_row(path: Path, delimiter: str | None) -> list[str]:
-    with open(path, newline="") as fh:
-        for line in fh:
-            line = line.strip()
-            if line and not line.startswith("#"):
-                return line.split(delimiter) if delimiter else line.split()
-    return []
-
-
-def _load_text_matrix(path: Path) -> np.ndarray:
-    delimiter = _csv_delimiter(path)
-    first = _first_row(path, delimiter)
-    if not first:
-        raise ValueError(f"{path}: holds no data rows.")
-    header = not all(_is_number(v.strip()) for v in first)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # "input contains no data" is reported below
-        try:
-            X = np.loadtxt(
-                path,
-                delimiter=delimiter,
-                skiprows=1 if header else 0,
-                ndmin=2,
-                dtype=np.float64,
-                comments="#",
-            )
-        except ValueError as exc:
-            raise ValueError(f"{path}: not a numeric table: {exc}") from None
-    return X
-
-
 def read_labels(path: str | os.PathLike, n_samples: int | None = None) -> np.ndarray:
     """One label per line from ``.csv``/``.txt`` (optional header) or a 1-d ``.npy``.
 
-    Integer labels stay integers; other labels are kept as strings.
+    Integer labels stay integers; other labels are kept as strings. An empty cell (a
+    blank line between labels, or ``nan``) means unlabelled: it becomes ``-1`` among
+    integer labels and ``""`` among string labels, which
+    :meth:`Constraints.from_labels` and :meth:`Constraints.from_labeled_subset` skip.
     """
     path = Path(path)
     if not path.is_file():
@@ -464,25 +501,39 @@ def read_labels(path: str | os.PathLike, n_samples: int | None = None) -> np.nda
         with open(path, newline="") as fh:
             for lineno, row in enumerate(csv.reader(fh), start=1):
                 row = [v.strip() for v in row]
-                if not row or all(v == "" for v in row) or row[0].startswith("#"):
+                if row and row[0].startswith("#"):
                     continue
-                if len(row) != 1:
+                if len(row) > 1:
                     raise ValueError(
                         f"{path}:{lineno}: expected one label per line, got {len(row)} fields."
                     )
-                values.append(row[0])
+                values.append(row[0] if row else "")
+        while values and values[-1] == "":  # trailing blank lines are not rows
+            values.pop()
         # a non-numeric first line followed by numeric labels is a header
-        if len(values) > 1 and not _is_number(values[0]) and _is_number(values[1]):
+        first, second = (values + ["", ""])[:2]
+        if first and not _is_number(first) and _is_number(second):
             values = values[1:]
         if not values:
             raise ValueError(f"{path}: holds no labels.")
-        try:
-            y = np.array([int(v) for v in values], dtype=np.int64)
-        except ValueError:
+        values = ["" if v.lower() == "nan" else v for v in values]
+        known = [v for v in values if v != ""]
+        if known and all(_is_integral(v) for v in known):
+            y = np.array([int(float(v)) if v else -1 for v in values], dtype=np.int64)
+        else:
             y = np.array(values)
     if n_samples is not None and len(y) != n_samples:
         raise ValueError(f"{path}: has {len(y)} labels but the data has {n_samples} rows.")
     return y
+
+
+def _is_integral(text: str) -> bool:
+    """``"3"`` or ``"3.0"`` (pandas writes integer columns holding NaN as floats)."""
+    try:
+        v = float(text)
+    except ValueError:
+        return False
+    return np.isfinite(v) and v == int(v)
 
 
 def _check_output_path(path: Path) -> None:
@@ -495,6 +546,7 @@ def _check_output_path(path: Path) -> None:
 
 # --------------------------------------------------------------------------- commands
 def _cmd_cluster(args) -> int:
+    from .constraints import _labeled_mask
     from .experiments import atomic_write
     from .methods import get_method
     from .metrics import (
@@ -509,7 +561,16 @@ def _cmd_cluster(args) -> int:
     params = _parse_params(args.param, allow_prefix=False).get(None, {})
     cls = get_method(args.method)
     _check_method_params(args.method, params)
-    X, y_npz = read_matrix(args.data)
+    X, y_npz, table = _read_features(
+        args.data,
+        header=args.header,
+        columns=args.columns,
+        drop=args.drop,
+        id_column=args.id_column,
+    )
+    ids = table.ids if table is not None else None
+    for note in table.notes if table is not None else ():
+        print(f"spectralink: note: {note}", file=sys.stderr)
     n = X.shape[0]
     y = read_labels(args.labels, n) if args.labels else y_npz
     if y is not None and len(y) != n:
@@ -523,8 +584,13 @@ def _cmd_cluster(args) -> int:
         labels = np.asarray(est.fit(X, constraints=cons).labels_)
 
     with atomic_write(out, "w", newline="") as fh:
-        fh.write("label\n")
-        fh.write("".join(f"{int(v)}\n" for v in labels))
+        if ids is None:
+            fh.write("label\n")
+            fh.write("".join(f"{int(v)}\n" for v in labels))
+        else:
+            writer = csv.writer(fh, lineterminator="\n")  # quotes IDs holding commas
+            writer.writerow(["id", "label"])
+            writer.writerows(zip(ids, (int(v) for v in labels), strict=True))
 
     n_found = len(np.unique(labels))
     print(
@@ -539,9 +605,13 @@ def _cmd_cluster(args) -> int:
     if hasattr(est, "describe"):  # Auto: what the cross-validation chose, and its score
         print(f"  chose      {est.describe()}")
     if y is not None:
-        print(f"  error      {clustering_error(y, labels):.4f}")
-        print(f"  ARI        {adjusted_rand_score(y, labels):.4f}")
-        print(f"  NMI        {normalized_mutual_info_score(y, labels):.4f}")
+        known = _labeled_mask(np.asarray(y))  # unlabelled rows (-1, empty) are not scored
+        if not known.all():
+            print(f"  scored on the {int(known.sum())} labelled of {n} points")
+        y, scored = np.asarray(y)[known], labels[known]
+        print(f"  error      {clustering_error(y, scored):.4f}")
+        print(f"  ARI        {adjusted_rand_score(y, scored):.4f}")
+        print(f"  NMI        {normalized_mutual_info_score(y, scored):.4f}")
     if cons is not None:
         print(f"  violated   {violated_fraction(labels, cons):.4f}")
     print(f"labels written to {out}")
@@ -886,6 +956,13 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("spectralink: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # the reader went away (`spectralink datasets | head`): stop quietly, and point
+        # stdout at /dev/null so the interpreter's final flush does not complain either
+        with contextlib.suppress(OSError, ValueError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        return 141  # 128 + SIGPIPE, what a shell reports for a writer cut off by a pipe
     except (ValueError, TypeError, OSError) as exc:
         if debug:
             raise

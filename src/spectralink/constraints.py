@@ -317,30 +317,49 @@ class Constraints:
     def from_labels(cls, y, n_pairs: int, random_state=None) -> Constraints:
         """Random pairs labelled by ground truth (the protocol of COSC, LSCP, E2CP).
 
-        ``n_pairs`` distinct pairs of distinct points are drawn uniformly at random;
-        a pair with equal labels becomes a must-link, otherwise a cannot-link.
+        ``n_pairs`` distinct pairs of distinct labelled points are drawn uniformly at
+        random; a pair with equal labels becomes a must-link, otherwise a cannot-link.
+
+        Parameters
+        ----------
+        y : array-like of shape (n_samples,)
+            Labels. Partial labels are allowed, as in scikit-learn's semi-supervised
+            estimators: a negative number (e.g. ``-1``), ``NaN``, ``None`` or an empty
+            string marks an unlabelled point, and no pair ever involves one.
+        n_pairs : int
+            Number of pairs, at most ``m * (m - 1) / 2`` for ``m`` labelled points.
+        random_state : int, RandomState instance or None
+            Seed of the draw.
         """
         y = _check_labels(y)
         n = len(y)
         n_pairs = _check_count(n_pairs, "n_pairs")
-        max_pairs = n * (n - 1) // 2
+        labeled = np.flatnonzero(_labeled_mask(y))
+        m = len(labeled)
+        max_pairs = m * (m - 1) // 2
         if n_pairs > max_pairs:
             raise ValueError(
-                f"n_pairs={n_pairs} exceeds the {max_pairs} distinct pairs of {n} points."
+                f"n_pairs={n_pairs} exceeds the {max_pairs} distinct pairs of {m} "
+                + (
+                    f"labelled points ({n - m} of the {n} points are unlabelled)."
+                    if m < n
+                    else "points."
+                )
             )
         rng = check_random_state(random_state)
         keys = np.empty(0, dtype=np.int64)
         while len(keys) < n_pairs:
             need = n_pairs - len(keys)
-            i = rng.randint(0, n, size=2 * need + 16)
-            j = rng.randint(0, n, size=2 * need + 16)
+            i = rng.randint(0, m, size=2 * need + 16)
+            j = rng.randint(0, m, size=2 * need + 16)
             ok = i != j
             lo, hi = np.minimum(i[ok], j[ok]), np.maximum(i[ok], j[ok])
-            new = lo * n + hi
+            new = lo * m + hi
             # keep draw order (not sorted order) so the first n_pairs are a uniform sample
             _, first = np.unique(np.concatenate([keys, new]), return_index=True)
             keys = np.concatenate([keys, new])[np.sort(first)][:n_pairs]
-        i, j = np.divmod(keys, n)
+        # draws are positions among the labelled points; map them back to rows of y
+        i, j = (labeled[a] for a in np.divmod(keys, max(m, 1)))
         same = y[i] == y[j]
         pairs = np.column_stack([i, j])
         return cls(pairs[same], pairs[~same], n_samples=n)
@@ -351,14 +370,31 @@ class Constraints:
 
         The chosen indices and their labels are kept in :attr:`labeled_indices` and
         :attr:`labeled_y`, which methods that encode the labelled block directly use.
+
+        Parameters
+        ----------
+        y : array-like of shape (n_samples,)
+            Labels. A negative number (e.g. ``-1``), ``NaN``, ``None`` or an empty
+            string marks an unlabelled point: the subset is chosen among the labelled
+            points only, so no pair ever involves an unlabelled one. To use every known
+            label, pass ``n_labeled`` equal to the number of labelled points.
+        n_labeled : int
+            Number of labelled points to choose.
+        random_state : int, RandomState instance or None
+            Seed of the choice.
         """
         y = _check_labels(y)
         n = len(y)
         n_labeled = _check_count(n_labeled, "n_labeled")
-        if n_labeled > n:
-            raise ValueError(f"n_labeled={n_labeled} exceeds the number of points ({n}).")
+        labeled = np.flatnonzero(_labeled_mask(y))
+        m = len(labeled)
+        if n_labeled > m:
+            raise ValueError(
+                f"n_labeled={n_labeled} exceeds the number of "
+                + (f"labelled points ({m} of {n})." if m < n else f"points ({n}).")
+            )
         rng = check_random_state(random_state)
-        idx = np.sort(rng.choice(n, size=n_labeled, replace=False))
+        idx = labeled[np.sort(rng.choice(m, size=n_labeled, replace=False))]
         a, b = np.triu_indices(n_labeled, k=1)
         i, j = idx[a], idx[b]
         same = y[i] == y[j]
@@ -389,6 +425,25 @@ def _check_labels(y) -> np.ndarray:
     if len(y) < 2:
         raise ValueError("y must hold at least 2 labels to draw pairs from.")
     return y
+
+
+def _labeled_mask(y: np.ndarray) -> np.ndarray:
+    """True where ``y`` holds a label; negative numbers, NaN, None and "" are unlabelled."""
+    if y.dtype.kind in "iu":
+        return y >= 0
+    if y.dtype.kind == "f":
+        return ~np.isnan(y) & (y >= 0)
+    if y.dtype.kind == "b":
+        return np.ones(len(y), dtype=bool)
+    out = np.empty(len(y), dtype=bool)
+    for t, v in enumerate(y):
+        if v is None or (isinstance(v, str) and v.strip() == ""):
+            out[t] = False
+        elif isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool):
+            out[t] = not (np.isnan(v) or v < 0)
+        else:
+            out[t] = True
+    return out
 
 
 def _check_count(value, name: str) -> int:
