@@ -220,6 +220,7 @@ def test_paper_setting_reproduces_previous_behaviour(blobs):
     assert np.all(out["costs"] > 1e-10)
 
 
+@pytest.mark.slow  # real data, several full fits
 def test_falls_back_to_the_unconstrained_cut_when_it_fits_the_constraints_better():
     """Standardised segmentation, k = 7, 200 random pairs: the cheapest feasible vectors
     concentrate on a few outlying points and FCSC's partition puts 2297 of 2310 points in

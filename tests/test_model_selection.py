@@ -295,6 +295,7 @@ def test_estimator_key_search_and_cv_results(blobs):
     assert by_name.fit(X, constraints=cons).best_estimator_.n_clusters == 4
 
 
+@pytest.mark.slow  # process pool start-up and a grid fitted three times
 def test_n_jobs_and_determinism(blobs):
     X, _, cons = blobs
     grid = {"sigma": relative_sigmas([0.5, 1.0]), "n_neighbors": [8, 12]}

@@ -1,0 +1,33 @@
+"""Test-suite wide settings: which tests are ``slow``.
+
+A plain ``pytest`` deselects tests marked ``slow`` (``addopts`` in pyproject.toml); the full
+suite, as continuous integration runs it, is ``pytest -m ""``. Besides the tests marked
+where they are defined, the generic checks parametrized over every method are slow for
+``Auto`` (each of its fits is a cross-validated search over some 30 candidate fits); Auto's
+own behaviour is tested quickly in ``test_auto.py``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+#: modules whose tests are parametrized over every method of the registry
+_PER_METHOD_MODULES = {
+    "test_estimator_checks.py",
+    "test_predict.py",
+    "test_params.py",
+    "test_defaults.py",
+}
+
+
+def _is_auto(value) -> bool:
+    return value == "auto" if isinstance(value, str) else type(value).__name__ == "Auto"
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        if callspec is None or item.path.name not in _PER_METHOD_MODULES:
+            continue
+        if any(_is_auto(v) for v in callspec.params.values()):
+            item.add_marker(pytest.mark.slow)
