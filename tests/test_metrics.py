@@ -168,3 +168,34 @@ def test_clearly_fewer_violations():
     one_off[0] = 1  # at most a couple of pairs: within noise
     assert not clearly_fewer_violations(y, one_off, cons)
     assert not clearly_fewer_violations(y, noisy, Constraints(n_samples=200))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_partition_scores_match_scikit_learn(seed):
+    from sklearn import metrics as skm
+
+    from spectralink.metrics import partition_scores
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 300))
+    y = rng.integers(0, int(rng.integers(1, 6)), n)
+    labels = rng.integers(0, int(rng.integers(1, 8)), n) * 3 - 2  # arbitrary label values
+    if seed == 0:
+        labels = y.copy()  # identical partitions
+    if seed == 1:
+        labels = np.zeros(n, dtype=int)  # one cluster
+    got = partition_scores(y, labels)
+    assert got["ari"] == pytest.approx(skm.adjusted_rand_score(y, labels), abs=1e-12)
+    assert got["nmi"] == pytest.approx(skm.normalized_mutual_info_score(y, labels), abs=1e-12)
+    assert got["error"] == pytest.approx(clustering_error(y, labels), abs=1e-12)
+    assert got["majority_error"] == pytest.approx(majority_vote_error(y, labels), abs=1e-12)
+
+
+def test_partition_scores_trivial_partitions():
+    from spectralink.metrics import partition_scores
+
+    one = np.zeros(5, dtype=int)
+    own = np.arange(5)
+    assert partition_scores(one, one)["ari"] == 1.0 and partition_scores(one, one)["nmi"] == 1.0
+    assert partition_scores(own, own)["ari"] == 1.0
+    assert partition_scores(one, own)["nmi"] == 0.0

@@ -61,11 +61,8 @@ from .graph import knn_affinity
 from .methods import get_method
 from .methods._base import shareable_knn_graph
 from .metrics import (
-    adjusted_rand_score,
-    clustering_error,
-    majority_vote_error,
     normalized_cut,
-    normalized_mutual_info_score,
+    partition_scores,
     violated_fraction,
 )
 
@@ -188,10 +185,7 @@ def _score(y, labels, constraints, W) -> dict:
     return {
         "n_found": len(sizes),
         "smallest": int(sizes.min()),
-        "error": clustering_error(y, labels),
-        "majority_error": majority_vote_error(y, labels),
-        "ari": float(adjusted_rand_score(y, labels)),
-        "nmi": float(normalized_mutual_info_score(y, labels)),
+        **partition_scores(y, labels),
         "violated": violated_fraction(labels, constraints),
         "ncut": normalized_cut(W, labels) if W is not None else math.nan,
     }

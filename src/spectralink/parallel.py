@@ -132,7 +132,23 @@ def limit_threads(work: float | None = None) -> Iterator[int]:
     """Run the block with ``threads_for(work)`` threads (``n_threads()`` when ``work`` is None)
     in every BLAS and OpenMP library loaded so far (threadpoolctl). Yields the count."""
     count = n_threads() if work is None else threads_for(work)
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(limits=count):
+    with _controller().limit(limits=count):
         yield count
+
+
+_controller_cache: list = []
+
+
+def _controller():
+    """threadpoolctl's view of the loaded BLAS/OpenMP libraries, built once per set of
+    imported modules: building it scans every loaded shared object (~5 ms), which made
+    the thread limits of a few hundred small fits cost seconds. A library that brings its
+    own BLAS or OpenMP runtime arrives through an import, which changes ``sys.modules``."""
+    import sys
+
+    from threadpoolctl import ThreadpoolController
+
+    key = len(sys.modules)
+    if not _controller_cache or _controller_cache[0] != key:
+        _controller_cache[:] = [key, ThreadpoolController()]
+    return _controller_cache[1]

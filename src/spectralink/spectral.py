@@ -25,6 +25,7 @@ import scipy.linalg as la
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh, factorized, lobpcg
+from sklearn import config_context
 from sklearn.cluster import KMeans
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
@@ -372,7 +373,10 @@ def kmeans_rows(
     n, m = F.shape
     with stage("assignment") as st, limit_threads(60.0 * n * n_clusters * m * n_init):
         st.detail = f"k-means, {n_clusters} clusters, {n_init} starts"
-        return km.fit_predict(np.ascontiguousarray(F)).astype(np.int64)
+        # the parameters are ours and valid: scikit-learn's per-call validation would cost
+        # more than k-means itself on a few hundred rows
+        with config_context(skip_parameter_validation=True):
+            return km.fit_predict(np.ascontiguousarray(F)).astype(np.int64)
 
 
 def cluster_means(F: np.ndarray, labels: np.ndarray, n_clusters: int) -> np.ndarray:
