@@ -30,16 +30,15 @@ from ._base import (
 
 __all__ = ["LSCR", "lscr_embedding"]
 
+# shared Notes paragraphs of LSC-R and SCACS (numpydoc knows no custom sections)
 _CLUSTER_DOC = """
-    Running on Dask
-    ---------------
-    Pass a ``dask.array`` as ``X`` (or ``backend="dask"`` to wrap a NumPy array in
-    row chunks of ``chunk_size``). Landmark assignment, the degree and ``Z Z^T``
-    reductions and the final embedding then run block by block as dask tasks; only
-    p x p matrices, the labelled rows and the n x m embedding reach the client, where
-    k-means runs (the embedding is gathered: n x m float64, e.g. 160 MB for 2M points
-    and m = 10). Results equal the in-core ones for the same ``random_state`` (up to
-    summation order). To use a cluster, create a client before fitting::
+    **Running on Dask.** Pass a ``dask.array`` as ``X`` (or ``backend="dask"`` to wrap a
+    NumPy array in row chunks of ``chunk_size``). Landmark assignment, the degree and
+    ``Z Z^T`` reductions and the final embedding then run block by block as dask tasks; only
+    p x p matrices, the labelled rows and the n x m embedding reach the client, where k-means
+    runs (the embedding is gathered: n x m float64, e.g. 160 MB for 2M points and m = 10).
+    Results equal the in-core ones for the same ``random_state`` (up to summation order). To
+    use a cluster, create a client before fitting::
 
         from dask.distributed import Client
         client = Client("tcp://scheduler:8786")   # or Client() for a local cluster
@@ -48,17 +47,15 @@ _CLUSTER_DOC = """
 
     Dask is imported only on this path (``pip install 'spectralink[dask]'``).
 
-    Predicting new points
-    ---------------------
-    ``predict`` encodes new points by their ``n_nearest`` nearest landmarks with the
-    fitted bandwidth (the code ``Z`` of eq. 3), maps the code by ``components_`` and
-    assigns the nearest ``cluster_centers_`` of the row-normalised embedding; a dask
-    array is encoded block by block. No training data is kept (the landmarks and the
-    p x m map suffice). With as many landmarks as points (``n <= n_landmarks``) every
-    training point is its own nearest landmark, and SCACS's own directions
-    (``fallback_`` False) can fit the training codes rather than their neighbourhoods:
-    held-out accuracy then falls below the training accuracy (overlapping blobs, 100
-    pairs: 0.56 against 0.93; 0.89 against 0.94 with ``n_landmarks=100``).
+    **Predicting new points.** ``predict`` encodes new points by their ``n_nearest`` nearest
+    landmarks with the fitted bandwidth (the code ``Z`` of eq. 3), maps the code by
+    ``components_`` and assigns the nearest ``cluster_centers_`` of the row-normalised
+    embedding; a dask array is encoded block by block. No training data is kept (the
+    landmarks and the p x m map suffice). With as many landmarks as points
+    (``n <= n_landmarks``) every training point is its own nearest landmark, and SCACS's own
+    directions (``fallback_`` False) can fit the training codes rather than their
+    neighbourhoods: held-out accuracy then falls below the training accuracy (overlapping
+    blobs, 100 pairs: 0.56 against 0.93; 0.89 against 0.94 with ``n_landmarks=100``).
 """
 
 
@@ -238,6 +235,9 @@ class LSCR(_LandmarkClustering):
     sigma_ : float
     n_landmarks_dropped_ : int
         Landmarks no point had among its nearest (removed).
+
+    Notes
+    -----
     %s
     References
     ----------

@@ -253,9 +253,10 @@ class SCACS(_LandmarkClustering):
     landmark_graph_ : LandmarkGraph
     sigma_ : float
     n_landmarks_dropped_ : int
-    %s
+
     Notes
     -----
+    %s
     Why ``beta0="auto"``: the feasible set ``u^T Q_hat u >= beta`` is set by the
     constrained points only. ``gamma_{k-1}`` is reached by vectors concentrated on them,
     whereas the true partition (spread over all ``n`` points) reaches only about
