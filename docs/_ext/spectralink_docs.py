@@ -142,7 +142,7 @@ def _merge(app, env, docnames, other):
 def _check_documented(app, env):
     missing = sorted(set(_subparsers(_parser())) - set(getattr(env, "spectralink_documented", {})))
     for name in missing:
-        logger.warning("the subcommand %r has no '.. spectralink-help:: %s' in the docs", name, name)
+        logger.warning("the subcommand %r has no 'spectralink-help:: %s' in the docs", name, name)
 
 
 def setup(app):
