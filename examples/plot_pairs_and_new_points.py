@@ -40,7 +40,8 @@ for ax, (name, model) in zip(axes, models.items(), strict=True):
         ax.plot(X[[i, j], 0], X[[i, j], 1], color="tab:red", lw=0.8, ls="--")
     ax.scatter(X[:, 0], X[:, 1], c=model.labels_, s=10, cmap="coolwarm", edgecolors="none")
     error = clustering_error(y, model.labels_)
-    ax.set_title(f"{name}\nerror {error:.3f}, {model.n_violated_} of 40 pairs violated")
+    violated = cons.violated(model.labels_).sum()  # NCut was fitted without the pairs
+    ax.set_title(f"{name}\nerror {error:.3f}, {violated} of 40 pairs violated")
 fig.tight_layout()
 
 # %%
