@@ -312,3 +312,22 @@ def test_compare_log_x(capsys, tmp_path):
     code, _, err = run(capsys, *BASE, "-m", "ncut", "--log-x", "-o", str(out))
     assert code == 0, err
     assert (out / "iris_error.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_compare_data_refuses_unlabelled_rows(capsys, tmp_path):
+    X, y = load("iris")
+    path = tmp_path / "part.csv"
+    y = y.copy()
+    y[7] = -1  # unlabelled, as everywhere in spectralink
+    np.savetxt(path, np.column_stack([X, y]), delimiter=",", header="a,b,c,d,y", comments="")
+    argv = ["compare", "--data", str(path), "--label-column", "y", "-m", "ncut"]
+    code, _, err = run(capsys, *argv, "-c", "0", "-t", "1", "-o", str(tmp_path / "r"))
+    assert_one_line_error(code, err)
+    assert "1 row(s) without a class" in err and "data row 8" in err
+    np.savez(tmp_path / "d.npz", X=X, y=y)
+    code, _, err = run(
+        capsys, "compare", "--data", str(tmp_path / "d.npz"), "-o", str(tmp_path / "r")
+    )
+    assert_one_line_error(code, err)
+    assert "without a class" in err
+    assert not (tmp_path / "r").exists()

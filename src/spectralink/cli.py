@@ -819,6 +819,8 @@ def _compare_data(args) -> tuple[str, np.ndarray, np.ndarray]:
         y = np.asarray(y)
         if y.ndim != 1 or len(y) != X.shape[0]:
             raise ValueError(f"{path}: y must hold one class per row of X ({X.shape[0]}).")
+        if np.issubdtype(y.dtype, np.number):
+            _check_all_labelled(y, ~np.isfinite(y) | (y < 0), f"{path}: y")
     else:
         if args.label_column is None:
             raise ValueError(
@@ -845,15 +847,24 @@ def _compare_data(args) -> tuple[str, np.ndarray, np.ndarray]:
 
 def _classes(values: np.ndarray, path: Path, column: str) -> np.ndarray:
     """Class labels from the cells of a label column: integers when all are, else text."""
-    missing = np.flatnonzero((values == "") | (np.char.lower(values.astype(str)) == "nan"))
-    if len(missing):
+    values = values.astype(str)
+    missing = (values == "") | (np.char.lower(values) == "nan")
+    if all(_is_integral(v) for v in values[~missing]):
+        y = np.array([int(float(v)) if v and v != "nan" else -1 for v in values])
+        _check_all_labelled(y, y < 0, f"{path}: --label-column {column}")
+        return y
+    _check_all_labelled(values, missing, f"{path}: --label-column {column}")
+    return values
+
+
+def _check_all_labelled(y: np.ndarray, unlabelled: np.ndarray, where: str) -> None:
+    """Refuse unlabelled rows (empty, NaN or negative labels): the protocol needs them all."""
+    rows = np.flatnonzero(unlabelled)
+    if len(rows):
         raise ValueError(
-            f"{path}: --label-column {column}: {len(missing)} row(s) without a class (first: "
-            f"data row {missing[0] + 1}); compare draws constraints from the class of every row."
+            f"{where}: {len(rows)} row(s) without a class (empty or negative; first: data row "
+            f"{rows[0] + 1}); compare draws the constraints from the class of every row."
         )
-    if all(_is_integral(v) for v in values):
-        return np.array([int(float(v)) for v in values], dtype=np.int64)
-    return values.astype(str)
 
 
 def _fingerprint(X: np.ndarray, y: np.ndarray) -> str:
