@@ -331,3 +331,28 @@ def test_compare_data_refuses_unlabelled_rows(capsys, tmp_path):
     assert_one_line_error(code, err)
     assert "without a class" in err
     assert not (tmp_path / "r").exists()
+
+
+# --------------------------------------------------------------------------- library
+def test_run_protocol_checks_first_and_reuses_done_runs(count_fits):
+    X, y = load("iris")
+    with pytest.raises(ValueError, match="2 clusters only"):
+        experiments.run_protocol(X, y, ["ncut", "sclc"], [0], n_trials=1, progress=False)
+    with pytest.raises(ValueError, match="n_neighbors"):
+        experiments.run_protocol(
+            X, y, {"ncut": {"n_neighbors": "ten"}}, [0], n_trials=1, progress=False
+        )
+    assert count_fits == []
+    experiments.check_methods(["sclc"], 2, 10)  # k = 2 is fine
+
+    kw = {"n_trials": 2, "progress": False}
+    first = experiments.run_protocol(X, y, ["ncut"], [0, 20], n_trials=1, progress=False)
+    count_fits.clear()
+    new = []
+    again = experiments.run_protocol(
+        X, y, ["ncut"], [0, 20], done=first, on_record=new.append, **kw
+    )
+    assert len(count_fits) == 2 and len(new) == 2  # trial 1 of each count
+    assert [r["trial"] for r in new] == [1, 1]
+    assert [(r["n_constraints"], r["trial"]) for r in again] == [(0, 0), (0, 1), (20, 0), (20, 1)]
+    assert again[0] == first[0] and again[2] == first[1]

@@ -32,6 +32,11 @@ a flat ``dict``:
 ``warnings``        distinct warning messages emitted by ``fit``, joined by ``" | "``
 ==================  ===============================================================
 
+Every method, parameter value and the number of clusters are checked before the first fit
+(:func:`check_methods`). A run can be kept on disk as soon as it is scored
+(``on_record`` with a :class:`RecordLog`, one JSON line per run) and handed back as
+``done`` after an interruption, so that only the missing runs are fitted.
+
 Graphs do not depend on the constraints, so the k-NN graph is built once per call and
 handed to every method that clusters that same graph (``affinity="precomputed"``);
 methods that need features (``_supports_precomputed = False``) or build their own kind
@@ -354,6 +359,12 @@ def run_protocol(
     records : list of dict
         One row per run, in the order count, trial, method; fields in
         :data:`RECORD_FIELDS`.
+
+    Raises
+    ------
+    ValueError
+        Before any fit, for an unknown method, an invalid parameter value, or a method
+        that cannot give ``n_clusters`` clusters (:func:`check_methods`).
 
     Examples
     --------
