@@ -1038,7 +1038,9 @@ def _cmd_compare(args) -> int:
             records = _grid_order(
                 [{f: r[f] for f in RECORD_FIELDS} for r in done] + finished, list(methods), counts
             )
-    resume_hint = shlex.join(["spectralink", *_without_resume(args.argv), "--resume"])
+    resume_hint = shlex.join(
+        ["spectralink", *_without_resume(getattr(args, "argv", [])), "--resume"]
+    )
 
     if not any(r["status"] == "ok" for r in records):
         if interrupted:

@@ -635,7 +635,7 @@ class RecordLog:
 
     The first line is ``{"config": header}``; every later line is one record (NaN
     scores as ``null``) with the fields given to :meth:`append`. Each line is written
-    with a single ``write`` on a file opened for appending, then flushed and fsynced,
+    with a single ``write`` on a file opened for appending, then fsynced,
     so an interruption loses at most the run in progress and never garbles the lines
     before it. Read it back with :func:`read_record_log`.
 
@@ -658,17 +658,21 @@ class RecordLog:
         # crash, which would otherwise run into the first new line
         with atomic_write(self.path, "w") as fh:
             fh.write("".join(lines))
-        self._fh = open(self.path, "a")  # noqa: SIM115 - kept open across appends
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
 
     def append(self, record: Mapping, **extra) -> None:
         """Write ``record`` (and ``extra`` fields) as one line, flushed to disk."""
-        self._fh.write(_json_line({**record, **extra}))
-        self._fh.flush()
-        os.fsync(self._fh.fileno())
+        data = _json_line({**record, **extra}).encode()
+        # one unbuffered write per line: a text file's buffer could split a long line
+        while data:
+            data = data[os.write(self._fd, data) :]
+        os.fsync(self._fd)
 
     def close(self) -> None:
         """Close the file (records appended so far are already on disk)."""
-        self._fh.close()
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
 
     def __enter__(self):
         return self
