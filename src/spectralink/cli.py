@@ -1,7 +1,7 @@
 """The ``spectralink`` command: ``cluster``, ``compare``, ``query`` and ``datasets``.
 
 ``spectralink cluster DATA -k K --method NAME``  cluster a .csv/.npy/.npz feature file
-``spectralink compare``                          the papers' protocol on one dataset
+``spectralink compare``                          the papers' protocol on a dataset or a labelled file
 ``spectralink query DATA -k K -o ASK.csv``       the next pairs to ask a person
 ``spectralink datasets``                         the dataset names and where files are read
 
@@ -1054,7 +1054,6 @@ def _cmd_compare(args) -> int:
             if created:
                 with contextlib.suppress(OSError):
                     out.rmdir()
-        _report_problems(records)
         first = next((r["message"] for r in records if r["message"]), "")
         raise ValueError(f"every run failed, nothing written; first failure: {first}")
 
