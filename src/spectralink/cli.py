@@ -1,7 +1,7 @@
 """The ``spectralink`` command: ``cluster``, ``compare``, ``query`` and ``datasets``.
 
 ``spectralink cluster DATA -k K --method NAME``  cluster a .csv/.npy/.npz feature file
-``spectralink compare``                          the papers' protocol on a dataset or a labelled file
+``spectralink compare``                          the papers' protocol on a dataset or labelled file
 ``spectralink query DATA -k K -o ASK.csv``       the next pairs to ask a person
 ``spectralink datasets``                         the dataset names and where files are read
 
