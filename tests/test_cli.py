@@ -236,7 +236,13 @@ def test_compare_writes_runs_summary_and_plot(capsys, tmp_path):
     for m in methods:
         assert m in stdout
     files = sorted(os.listdir(out))
-    assert files == ["iris_error.png", "iris_runs.csv", "iris_runs.json", "iris_summary.md"]
+    assert files == [
+        "iris_error.png",
+        "iris_runs.csv",
+        "iris_runs.json",
+        "iris_runs.jsonl",  # the record log, one line per run as it finished
+        "iris_summary.md",
+    ]
     with open(out / "iris_runs.csv", newline="") as fh:
         rows = list(csv.DictReader(fh))
     assert len(rows) == 2 * 2 * len(methods)

@@ -326,7 +326,11 @@ def test_plot_writes_png(tmp_path):
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     ax = fig.axes[0]
     # "b" has one failed run out of two
-    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["a", "b (1/2 runs failed)"]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == [
+        "a",
+        "b (1/2 runs failed)",
+        "±1 std over draws",
+    ]
     assert os.listdir(tmp_path) == ["curve.png"]
     with pytest.raises(ValueError):
         plot_metric_curves([], tmp_path / "empty.png")

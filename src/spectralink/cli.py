@@ -1,7 +1,7 @@
 """The ``spectralink`` command: ``cluster``, ``compare``, ``query`` and ``datasets``.
 
 ``spectralink cluster DATA -k K --method NAME``  cluster a .csv/.npy/.npz feature file
-``spectralink compare``                          the papers' protocol on one dataset
+``spectralink compare``                          the papers' protocol on a dataset or labelled file
 ``spectralink query DATA -k K -o ASK.csv``       the next pairs to ask a person
 ``spectralink datasets``                         the dataset names and where files are read
 
@@ -151,15 +151,47 @@ def _build_parser() -> argparse.ArgumentParser:
         "compare",
         parents=[common],
         help="run the papers' protocol: methods x constraint counts x trials",
-        description="Draw constraint sets from the ground truth of a dataset, run every "
-        "method on the same draws, print mean ± std, and save runs (CSV, JSON), a "
-        "Markdown summary and a PNG curve into --out.",
+        description="Draw constraint sets from the ground truth of a dataset (or of --data "
+        "FILE), run every method on the same draws, print mean ± std, and save runs (CSV, "
+        "JSON), a Markdown summary and a PNG curve into --out. Each run is recorded as it "
+        "finishes; after an interruption, the same command with --resume does the rest.",
     )
-    p.add_argument(
+    source = p.add_mutually_exclusive_group()
+    source.add_argument(
         "-d",
         "--dataset",
-        default=DEFAULT_DATASET,
+        default=None,
         help=f"dataset name (default: {DEFAULT_DATASET}; see 'spectralink datasets')",
+    )
+    source.add_argument(
+        "--data",
+        metavar="FILE",
+        default=None,
+        help="your own data instead of a dataset: a .csv/.tsv/.txt table with a label "
+        "column (--label-column), or an .npz file with arrays X and y",
+    )
+    p.add_argument(
+        "--label-column",
+        metavar="COL",
+        default=None,
+        help="column of the --data table (name or 1-based position) holding the classes; "
+        "not a feature",
+    )
+    p.add_argument(
+        "--header",
+        choices=("auto", "yes", "no"),
+        default="auto",
+        help="whether the first line of the --data table names the columns (default: auto)",
+    )
+    p.add_argument(
+        "--columns",
+        metavar="COLS",
+        help="comma-separated feature columns of --data, by name or 1-based position",
+    )
+    p.add_argument(
+        "--drop",
+        metavar="COLS",
+        help="comma-separated columns of --data to leave out, by name or 1-based position",
     )
     p.add_argument(
         "-m",
@@ -220,6 +252,18 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--random-state", type=int, default=0, metavar="S", help="base seed (default: 0)"
+    )
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="keep the runs already recorded in --out (<dataset>_runs.jsonl, written as "
+        "each run finishes) and do only the missing ones; refused when they were run "
+        "with other data, protocol, seed or parameters",
+    )
+    p.add_argument(
+        "--log-x",
+        action="store_true",
+        help="logarithmic x axis in the plot (symmetric-log when a count is 0)",
     )
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     p.set_defaults(func=_cmd_compare)
@@ -741,10 +785,159 @@ def _compare_methods(args) -> dict[str, dict]:
     return out
 
 
-def _cmd_compare(args) -> int:
+def _compare_data(args) -> tuple[str, np.ndarray, np.ndarray]:
+    """``(name, X, y)`` from ``--dataset`` or ``--data FILE``."""
     from .datasets import load
+
+    table_options = [
+        opt
+        for opt, v in (
+            ("--label-column", args.label_column),
+            ("--columns", args.columns),
+            ("--drop", args.drop),
+        )
+        if v is not None
+    ]
+    if args.data is None:
+        if table_options or args.header != "auto":
+            raise ValueError(f"{table_options[0] if table_options else '--header'} needs --data.")
+        name = (args.dataset or DEFAULT_DATASET).lower()
+        X, y = load(name, args.data_dir)
+        return name, X, y
+    path = Path(args.data)
+    if path.suffix.lower() in (".npy", ".npz"):
+        if path.suffix.lower() == ".npy":
+            raise ValueError(
+                f"{path}: an .npy file holds no classes; give a table with --label-column, "
+                "or an .npz file with arrays X and y."
+            )
+        X, y, _ = _read_features(path, columns=args.columns, drop=args.drop)
+        if args.label_column is not None:
+            raise ValueError(f"--label-column applies to text tables; {path} holds y itself.")
+        if y is None:
+            raise ValueError(f"{path}: holds no array 'y' of classes; compare needs them.")
+        y = np.asarray(y)
+        if y.ndim != 1 or len(y) != X.shape[0]:
+            raise ValueError(f"{path}: y must hold one class per row of X ({X.shape[0]}).")
+        if np.issubdtype(y.dtype, np.number):
+            _check_all_labelled(y, ~np.isfinite(y) | (y < 0), f"{path}: y")
+    else:
+        if args.label_column is None:
+            raise ValueError(
+                f"--data {path} needs --label-column COL: the column holding the classes."
+            )
+        if not path.is_file():
+            raise FileNotFoundError(2, "no such file", str(path))
+        from .io import read_text_table
+
+        table = read_text_table(
+            path,
+            _csv_delimiter(path),
+            header=args.header,
+            columns=args.columns,
+            drop=args.drop,
+            id_column=args.label_column,
+            id_option="--label-column",
+        )
+        for note in table.notes:
+            print(f"spectralink: note: {note}", file=sys.stderr)
+        X, y = table.X, _classes(table.ids, path, args.label_column)
+    return path.stem, X, y
+
+
+def _classes(values: np.ndarray, path: Path, column: str) -> np.ndarray:
+    """Class labels from the cells of a label column: integers when all are, else text."""
+    values = values.astype(str)
+    missing = (values == "") | (np.char.lower(values) == "nan")
+    if all(_is_integral(v) for v in values[~missing]):
+        y = np.array([int(float(v)) if v and v != "nan" else -1 for v in values])
+        _check_all_labelled(y, y < 0, f"{path}: --label-column {column}")
+        return y
+    _check_all_labelled(values, missing, f"{path}: --label-column {column}")
+    return values
+
+
+def _check_all_labelled(y: np.ndarray, unlabelled: np.ndarray, where: str) -> None:
+    """Refuse unlabelled rows (empty, NaN or negative labels): the protocol needs them all."""
+    rows = np.flatnonzero(unlabelled)
+    if len(rows):
+        raise ValueError(
+            f"{where}: {len(rows)} row(s) without a class (empty or negative; first: data row "
+            f"{rows[0] + 1}); compare draws the constraints from the class of every row."
+        )
+
+
+def _fingerprint(X: np.ndarray, y: np.ndarray) -> str:
+    """A digest of the data, so that --resume notices a changed file."""
+    import hashlib
+
+    h = hashlib.sha256(np.ascontiguousarray(X, dtype=np.float64).tobytes())
+    h.update("\n".join(map(str, y.tolist())).encode())
+    return h.hexdigest()[:16]
+
+
+#: Header fields of the record log that must match for --resume.
+_RESUME_KEYS = (
+    "dataset",
+    "n_samples",
+    "n_features",
+    "n_clusters",
+    "data_sha256",
+    "protocol",
+    "random_state",
+)
+
+
+def _resumable(log_path: Path, header: dict, methods: dict) -> tuple[list[dict], list[dict]]:
+    """(records to carry over, those of the current methods) from an earlier record log."""
+    from .experiments import read_record_log
+
+    old_header, old = read_record_log(log_path)
+    for key in _RESUME_KEYS:
+        if old_header.get(key) != header[key]:
+            raise ValueError(
+                f"--resume: {log_path} holds runs of another configuration ({key} "
+                f"{old_header.get(key)!r} there, {header[key]!r} now); use another --out, "
+                "or leave out --resume to start over."
+            )
+    for r in old:
+        name = r.get("method")
+        if name in methods and r.get("params", {}) != _jsonable(methods[name]):
+            raise ValueError(
+                f"--resume: {log_path} holds runs of {name} with parameters "
+                f"{r.get('params', {})}, now {methods[name]}; use the same --param, another "
+                "--out, or leave out --resume to start over."
+            )
+    return old, [r for r in old if r.get("method") in methods]
+
+
+def _jsonable(params: dict) -> dict:
+    """``params`` as they read back from JSON (tuples become lists...)."""
+    import json
+
+    return json.loads(json.dumps(params, default=str))
+
+
+def _grid_order(records, methods, counts) -> list[dict]:
+    """Records in the order of an uninterrupted run: count, trial, method."""
+    m_pos = {m: i for i, m in enumerate(methods)}
+    c_pos = {c: i for i, c in enumerate(counts)}
+    return sorted(
+        records,
+        key=lambda r: (c_pos[int(r["n_constraints"])], int(r["trial"]), m_pos[r["method"]]),
+    )
+
+
+def _cmd_compare(args) -> int:
+    import shlex
+
     from .experiments import (
+        RECORD_FIELDS,
+        RecordLog,
+        _cell_seed,
+        _run_key,
         atomic_write,
+        check_methods,
         format_table,
         run_protocol,
         summarize,
@@ -765,44 +958,118 @@ def _cmd_compare(args) -> int:
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise FileExistsError(17, "--out exists and is not a directory", str(out))
-    name = args.dataset.lower()
-    X, y = load(name, args.data_dir)
+    name, X, y = _compare_data(args)
+    n = X.shape[0]
     k = len(np.unique(y))
-    limit = X.shape[0] * (X.shape[0] - 1) // 2 if args.protocol == "pairs" else X.shape[0]
+    if k < 2:
+        raise ValueError(f"{name}: the labels hold {k} class; compare needs at least 2.")
+    limit = n * (n - 1) // 2 if args.protocol == "pairs" else n
     if max(counts) > limit:
         what = "distinct pairs" if args.protocol == "pairs" else "points"
         raise ValueError(f"--constraints {max(counts)} exceeds the {limit} {what} of {name}.")
+    # every method, parameter value and k is checked before any run (and any file)
+    check_methods(methods, k, n)
+
+    header = {
+        "dataset": name,
+        "n_samples": int(n),
+        "n_features": int(X.shape[1]),
+        "n_clusters": int(k),
+        "data_sha256": _fingerprint(X, y),
+        "protocol": args.protocol,
+        "random_state": args.random_state,
+        "spectralink_version": __version__,
+    }
+    log_path = out / f"{name}_runs.jsonl"
+    keep: list[dict] = []
+    done: list[dict] = []
+    if args.resume and log_path.is_file():
+        keep, done = _resumable(log_path, header, methods)
+    elif args.resume:
+        print(f"spectralink: note: no earlier runs in {log_path}; starting afresh", file=sys.stderr)
+    elif log_path.is_file():
+        print(
+            f"spectralink: note: replacing the earlier runs in {log_path} (--resume keeps them)",
+            file=sys.stderr,
+        )
+    wanted = {
+        (m, c, t, _cell_seed(args.random_state, c, t))
+        for c in counts
+        for t in range(args.trials)
+        for m in methods
+    }
+    done = [r for r in done if _run_key(r) in wanted]
+    total = len(wanted)
 
     print(
-        f"{name}: n={X.shape[0]}, d={X.shape[1]}, k={k}; methods {', '.join(methods)}; "
+        f"{name}: n={n}, d={X.shape[1]}, k={k}; methods {', '.join(methods)}; "
         f"protocol '{args.protocol}', {args.trials} trials per count, seed {args.random_state}",
         flush=True,
     )
-    records = run_protocol(
-        X,
-        y,
-        methods,
-        counts,
-        n_trials=args.trials,
-        protocol=args.protocol,
-        random_state=args.random_state,
-        dataset=name,
-        progress=not args.no_progress,
+    if done:
+        print(f"resuming: {len(done)} of {total} runs already in {log_path}", flush=True)
+
+    created = not out.exists()
+    out.mkdir(parents=True, exist_ok=True)
+    finished: list[dict] = []
+
+    def record(rec: dict) -> None:
+        log.append(rec, params=methods[rec["method"]])
+        finished.append(rec)
+
+    interrupted = False
+    with RecordLog(log_path, header, keep=keep) as log:
+        try:
+            records = run_protocol(
+                X,
+                y,
+                methods,
+                counts,
+                n_trials=args.trials,
+                protocol=args.protocol,
+                random_state=args.random_state,
+                dataset=name,
+                progress=not args.no_progress,
+                done=done,
+                on_record=record,
+            )
+        except KeyboardInterrupt:
+            interrupted = True
+            records = _grid_order(
+                [{f: r[f] for f in RECORD_FIELDS} for r in done] + finished, list(methods), counts
+            )
+    resume_hint = shlex.join(
+        ["spectralink", *_without_resume(getattr(args, "argv", [])), "--resume"]
     )
 
-    out.mkdir(parents=True, exist_ok=True)
+    if not any(r["status"] == "ok" for r in records):
+        if interrupted:
+            print(
+                f"spectralink: interrupted before any run succeeded; resume with: {resume_hint}",
+                file=sys.stderr,
+            )
+            return 130
+        if not keep:  # nothing of value on disk: leave no trace of this run
+            log_path.unlink(missing_ok=True)
+            if created:
+                with contextlib.suppress(OSError):
+                    out.rmdir()
+        first = next((r["message"] for r in records if r["message"]), "")
+        raise ValueError(f"every run failed, nothing written; first failure: {first}")
+
     config = {
-        "dataset": name,
-        "n_samples": int(X.shape[0]),
-        "n_features": int(X.shape[1]),
-        "n_clusters": int(k),
+        **{key: header[key] for key in ("dataset", "n_samples", "n_features", "n_clusters")},
         "methods": methods,
         "n_constraints": counts,
         "n_trials": args.trials,
         "protocol": args.protocol,
         "random_state": args.random_state,
         "spectralink_version": __version__,
+        "n_runs": len(records),
+        "n_runs_planned": total,
     }
+    if args.data is not None:
+        config["data"] = str(args.data)
     paths = {
         "runs_csv": out / f"{name}_runs.csv",
         "runs_json": out / f"{name}_runs.json",
@@ -817,23 +1084,36 @@ def _cmd_compare(args) -> int:
         records,
         paths["plot"],
         metric=args.metric,
-        title=f"{name} (n={X.shape[0]}, k={k}), {args.trials} trials",
+        title=f"{name} (n={n}, k={k}), {args.trials} trials"
+        + (f", partial: {len(records)} of {total} runs" if interrupted else ""),
         xlabel="number of labelled points"
         if args.protocol == "labeled"
         else "number of pairwise constraints",
+        log_x=args.log_x,
     )
 
     print(f"\n{args.metric}, mean ± std over {args.trials} trials")
+    if interrupted:
+        print(f"(partial: {len(records)} of {total} runs finished)")
     print(
         format_table(
             summarize(records, args.metric), markdown=False, count_label=_count_label(args.protocol)
         )
     )
     _report_problems(records)
-    print("\nwritten: " + ", ".join(str(p) for p in paths.values()))
-    if all(r["status"] != "ok" for r in records):
-        raise ValueError(f"every run failed; first failure: {records[0]['message']}")
+    print("\nwritten: " + ", ".join(str(p) for p in [log_path, *paths.values()]))
+    if interrupted:
+        print(
+            f"spectralink: interrupted after {len(records)} of {total} runs; the partial "
+            f"results are written; resume with: {resume_hint}",
+            file=sys.stderr,
+        )
+        return 130
     return 0
+
+
+def _without_resume(argv: list[str]) -> list[str]:
+    return [a for a in argv if a != "--resume"]
 
 
 def _count_label(protocol: str) -> str:
@@ -852,6 +1132,12 @@ def _summary_markdown(records, config, metric) -> str:
         "Cells are mean ± std (sample std) over the trials; failed runs are left out and counted.",
         "",
     ]
+    if config.get("n_runs", 0) < config.get("n_runs_planned", 0):
+        lines += [
+            f"**Partial**: interrupted after {config['n_runs']} of {config['n_runs_planned']} "
+            "runs; the same command with `--resume` does the rest.",
+            "",
+        ]
     params = {m: p for m, p in config["methods"].items() if p}
     if params:
         lines += ["Parameters: " + "; ".join(f"{m}: {p}" for m, p in params.items()), ""]
@@ -874,7 +1160,12 @@ def _report_problems(records) -> None:
     for method in dict.fromkeys(r["method"] for r in records):
         mine = [r for r in records if r["method"] == method]
         failed = [r for r in mine if r["status"] != "ok"]
-        if failed:
+        if failed and len(failed) == len(mine):
+            lines.append(
+                f"{method}: every one of its {len(mine)} runs failed, so it is left out of "
+                f"the plot; first: {failed[0]['message']}"
+            )
+        elif failed:
             lines.append(
                 f"{method}: {len(failed)} of {len(mine)} runs failed, first: {failed[0]['message']}"
             )
@@ -947,6 +1238,7 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # for the --resume hint
     debug = getattr(args, "debug", False)
     previous = warnings.showwarning
     if not debug:

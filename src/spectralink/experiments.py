@@ -32,6 +32,11 @@ a flat ``dict``:
 ``warnings``        distinct warning messages emitted by ``fit``, joined by ``" | "``
 ==================  ===============================================================
 
+Every method, parameter value and the number of clusters are checked before the first fit
+(:func:`check_methods`). A run can be kept on disk as soon as it is scored
+(``on_record`` with a :class:`RecordLog`, one JSON line per run) and handed back as
+``done`` after an interruption, so that only the missing runs are fitted.
+
 Graphs do not depend on the constraints, so the k-NN graph is built once per call and
 handed to every method that clusters that same graph (``affinity="precomputed"``);
 methods that need features (``_supports_precomputed = False``) or build their own kind
@@ -50,7 +55,7 @@ import stat
 import tempfile
 import time
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -59,7 +64,7 @@ import scipy.sparse as sp
 from .constraints import Constraints
 from .graph import knn_affinity
 from .methods import get_method
-from .methods._base import shareable_knn_graph
+from .methods._base import check_n_clusters, shareable_knn_graph
 from .metrics import (
     normalized_cut,
     partition_scores,
@@ -70,9 +75,12 @@ __all__ = [
     "METRICS",
     "PROTOCOLS",
     "RECORD_FIELDS",
+    "RecordLog",
     "atomic_write",
+    "check_methods",
     "draw_constraints",
     "format_table",
+    "read_record_log",
     "read_records_json",
     "run_protocol",
     "summarize",
@@ -157,6 +165,65 @@ def _normalize_methods(methods) -> dict[str, tuple[str, dict]]:
     return out
 
 
+def _method_probes(methods, n_clusters: int, n_samples: int) -> dict:
+    """``label -> unfitted estimator``, after every check that needs no fit."""
+    specs = _normalize_methods(methods)
+    probes = {}
+    for label, (name, params) in specs.items():
+        cls = get_method(name)
+        try:
+            probe = cls(n_clusters=n_clusters, **params)
+        except TypeError as exc:
+            raise ValueError(f"invalid parameters for method {label!r}: {exc}") from None
+        # scikit-learn's parameter checks run at the start of fit; run them now so that
+        # a bad value fails once, not in every run
+        try:
+            probe._validate_params()
+        except ValueError as exc:
+            raise ValueError(f"method {label!r}: {exc}") from None
+        if getattr(cls, "_two_clusters_only", False) and n_clusters != 2:
+            raise ValueError(
+                f"method {label!r} ({cls.__name__}) partitions into 2 clusters only, but the "
+                f"data has k={n_clusters} classes; leave it out or use a 2-class dataset."
+            )
+        try:
+            check_n_clusters(n_clusters, n_samples)
+        except ValueError as exc:
+            raise ValueError(f"method {label!r}: {exc}") from None
+        probes[label] = probe
+    return probes
+
+
+def check_methods(methods, n_clusters: int, n_samples: int) -> None:
+    """Check methods, their parameters and ``n_clusters`` without fitting anything.
+
+    Unknown methods, unknown or invalid parameter values, and a method that cannot
+    produce ``n_clusters`` clusters (e.g. SCLC, which is k = 2 only) raise a
+    ``ValueError`` naming the method, so that a protocol fails at once rather than in
+    every run. :func:`run_protocol` calls it first.
+
+    Parameters
+    ----------
+    methods : list of str, mapping or comma-separated str
+        As in :func:`run_protocol`.
+    n_clusters : int
+        Number of clusters the methods will be asked for.
+    n_samples : int
+        Number of points.
+    """
+    _method_probes(methods, n_clusters, n_samples)
+
+
+def _run_key(record: Mapping) -> tuple:
+    """What identifies one run within a protocol (with the data, protocol and params)."""
+    return (
+        str(record["method"]),
+        int(record["n_constraints"]),
+        int(record["trial"]),
+        int(record["seed"]),
+    )
+
+
 def _check_counts(n_constraints) -> list[int]:
     if isinstance(n_constraints, (int, np.integer)):
         n_constraints = [n_constraints]
@@ -237,6 +304,8 @@ def run_protocol(
     compute_ncut: bool = True,
     errors: str = "record",
     progress: bool = True,
+    done: Iterable[Mapping] | None = None,
+    on_record: Callable[[dict], None] | None = None,
 ) -> list[dict]:
     """Run every (constraint count, trial, method) of the papers' protocol on ``(X, y)``.
 
@@ -276,12 +345,26 @@ def run_protocol(
         on; ``"raise"`` re-raises (for debugging).
     progress : bool, default=True
         Show a tqdm progress bar (on stderr).
+    done : iterable of dict, default=None
+        Records of runs already finished (e.g. read back with :func:`read_record_log`
+        after an interruption). A run whose ``(method, n_constraints, trial, seed)``
+        matches one of them is not fitted again: that record takes its place. The caller
+        makes sure they were run with the same data, protocol and method parameters.
+    on_record : callable, default=None
+        Called with each new record as soon as its run is scored (not with the reused
+        ones), e.g. :meth:`RecordLog.append` to keep it on disk.
 
     Returns
     -------
     records : list of dict
         One row per run, in the order count, trial, method; fields in
         :data:`RECORD_FIELDS`.
+
+    Raises
+    ------
+    ValueError
+        Before any fit, for an unknown method, an invalid parameter value, or a method
+        that cannot give ``n_clusters`` clusters (:func:`check_methods`).
 
     Examples
     --------
@@ -311,18 +394,16 @@ def run_protocol(
     if random_state < 0:
         raise ValueError(f"random_state must be non-negative, got {random_state}.")
     counts = _check_counts(n_constraints)
-    specs = _normalize_methods(methods)
     k = len(np.unique(y)) if n_clusters is None else n_clusters
-
-    # One probe estimator per method: validates the params early and tells which graph
-    # the method would build.
-    graph_keys: dict[str, tuple | None] = {}
-    for label, (name, params) in specs.items():
-        try:
-            probe = get_method(name)(n_clusters=k, **params)
-        except TypeError as exc:
-            raise ValueError(f"invalid parameters for method {label!r}: {exc}") from None
-        graph_keys[label] = shareable_knn_graph(probe) if share_graph else None
+    # One probe estimator per method: every method, parameter and k is checked before
+    # the first fit, and the probe tells which graph the method would build.
+    probes = _method_probes(methods, k, X.shape[0])
+    specs = _normalize_methods(methods)
+    graph_keys: dict[str, tuple | None] = {
+        label: shareable_knn_graph(probe) if share_graph else None
+        for label, probe in probes.items()
+    }
+    reuse = {_run_key(r): r for r in done or ()}
 
     graphs: dict[tuple, sp.csr_matrix] = {}
     ref_key = (_REFERENCE_GRAPH["n_neighbors"], _REFERENCE_GRAPH["sigma"])
@@ -340,8 +421,15 @@ def run_protocol(
         for c in counts:
             for trial in range(n_trials):
                 seed = _cell_seed(random_state, c, trial)
-                cons = draw_constraints(y, c, protocol, random_state=seed)
+                cons = None
                 for label, (name, params) in specs.items():
+                    previous = reuse.get((label, c, trial, seed))
+                    if previous is not None:
+                        records.append({f: previous[f] for f in RECORD_FIELDS})
+                        bar.update(1)
+                        continue
+                    if cons is None:  # drawn only for a cell that still has a run to do
+                        cons = draw_constraints(y, c, protocol, random_state=seed)
                     key = graph_keys[label]
                     labels, fields = _fit_one(
                         name, params, X, graphs.get(key) if key else None, k, seed, cons, errors
@@ -362,6 +450,8 @@ def run_protocol(
                         rec.update(n_found=0, smallest=0)
                     rec.update(fields)
                     records.append({f: rec[f] for f in RECORD_FIELDS})
+                    if on_record is not None:
+                        on_record(records[-1])
                     bar.update(1)
     finally:
         bar.close()
@@ -538,3 +628,92 @@ def read_records_json(path: str | os.PathLike) -> list[dict]:
                 r[m] = math.nan
         out.append(r)
     return out
+
+
+class RecordLog:
+    """An append-only JSON-lines file of records, safe to interrupt at any point.
+
+    The first line is ``{"config": header}``; every later line is one record (NaN
+    scores as ``null``) with the fields given to :meth:`append`. Each line is written
+    with a single ``write`` on a file opened for appending, then fsynced,
+    so an interruption loses at most the run in progress and never garbles the lines
+    before it. Read it back with :func:`read_record_log`.
+
+    Parameters
+    ----------
+    path : path
+        The file. It is replaced (atomically) by the header and ``keep``.
+    header : dict
+        What the records depend on (data, protocol, seed...); JSON-serialisable.
+    keep : sequence of dict, default=()
+        Records to carry over (as written by :meth:`append`, e.g. those read back to
+        resume a run).
+    """
+
+    def __init__(self, path: str | os.PathLike, header: Mapping, *, keep: Sequence[Mapping] = ()):
+        self.path = Path(path)
+        lines = [_json_line({"config": dict(header)})]
+        lines += [_json_line(r) for r in keep]
+        # rewriting (not appending to) the old file also drops a line cut short by a
+        # crash, which would otherwise run into the first new line
+        with atomic_write(self.path, "w") as fh:
+            fh.write("".join(lines))
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+
+    def append(self, record: Mapping, **extra) -> None:
+        """Write ``record`` (and ``extra`` fields) as one line, flushed to disk."""
+        data = _json_line({**record, **extra}).encode()
+        # one unbuffered write per line: a text file's buffer could split a long line
+        while data:
+            data = data[os.write(self._fd, data) :]
+        os.fsync(self._fd)
+
+    def close(self) -> None:
+        """Close the file (records appended so far are already on disk)."""
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def _json_line(obj: Mapping) -> str:
+    doc = {k: _json_value(v) for k, v in obj.items()}
+    return json.dumps(doc, allow_nan=False, default=str, separators=(",", ":")) + "\n"
+
+
+def read_record_log(path: str | os.PathLike) -> tuple[dict, list[dict]]:
+    """``(header, records)`` of a file written by :class:`RecordLog`.
+
+    A last line cut short (the process was killed while writing it) is ignored; a
+    malformed line elsewhere, or a missing header, raises ``ValueError``.
+    """
+    path = Path(path)
+    with open(path) as fh:
+        lines = fh.read().split("\n")
+    complete = lines[:-1]  # text after the final newline is a line cut short: ignored
+    header = None
+    records = []
+    for lineno, line in enumerate(complete, start=1):
+        if not line.strip():
+            continue
+        try:
+            doc = json.loads(line)
+        except json.JSONDecodeError:
+            raise ValueError(f"{path}: line {lineno} is not a JSON record.") from None
+        if header is None:
+            if not isinstance(doc, dict) or "config" not in doc:
+                raise ValueError(f"{path}: line 1 is not the header of a record log.")
+            header = doc["config"]
+            continue
+        for m in METRICS:
+            if doc.get(m) is None:
+                doc[m] = math.nan
+        records.append(doc)
+    if header is None:
+        raise ValueError(f"{path}: holds no header; not a record log.")
+    return header, records

@@ -131,6 +131,7 @@ def read_text_table(
     columns: str | None = None,
     drop: str | None = None,
     id_column: str | None = None,
+    id_option: str = "--id-column",
 ) -> Table:
     """Read a delimited text file of features.
 
@@ -151,6 +152,8 @@ def read_text_table(
     id_column : str, optional
         A column (name or 1-based position) of row identifiers, kept aside in
         :attr:`Table.ids` and never used as a feature.
+    id_option : str, default="--id-column"
+        How messages name ``id_column`` (``compare`` reads its label column this way).
 
     Returns
     -------
@@ -202,7 +205,7 @@ def read_text_table(
                 )
         id_j = None
         if id_column is not None:
-            id_j = _resolve(id_column, names, n_cols, "--id-column")[0]
+            id_j = _resolve(id_column, names, n_cols, id_option)[0]
         if columns is not None:
             keep = list(dict.fromkeys(_resolve(columns, names, n_cols, "--columns")))
         keep = [j for j in keep if j != id_j]

@@ -128,6 +128,9 @@ class SCLC(ConstrainedClusteringMixin):
         "random_state": ["random_state"],
     }
 
+    #: k = 2 only: checked before any fit by ``spectralink compare``
+    _two_clusters_only = True
+
     def __init__(
         self,
         n_clusters: int = 2,
