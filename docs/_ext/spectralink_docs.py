@@ -30,6 +30,7 @@ README_SECTIONS = {
     "## Command line": "command_line",
     "## Methods": "methods",
     "## Defaults: constraints never hurt": "defaults",
+    "## Speed: neighbour search, threads, progress": "speed",
     "## New points and saved models": "predict",
     "## Data directory": "data_directory",
     "## Results": "results",
