@@ -1,8 +1,9 @@
-"""The ``spectralink`` command: ``cluster``, ``compare``, ``query`` and ``datasets``.
+"""The ``spectralink`` command: ``cluster``, ``compare``, ``query``, ``methods``, ``datasets``.
 
 ``spectralink cluster DATA -k K --method NAME``  cluster a .csv/.npy/.npz feature file
 ``spectralink compare``                          the papers' protocol on one dataset
 ``spectralink query DATA -k K -o ASK.csv``       the next pairs to ask a person
+``spectralink methods [NAME]``                   the methods' capabilities, or NAME's parameters
 ``spectralink datasets``                         the dataset names and where files are read
 
 User mistakes (missing file, bad CSV, unknown method or dataset, invalid parameter,
@@ -16,6 +17,7 @@ import argparse
 import ast
 import contextlib
 import csv
+import inspect
 import os
 import sys
 import warnings
@@ -293,6 +295,17 @@ def _build_parser() -> argparse.ArgumentParser:
         help="CSV of pairs to answer (i,j,kind), or of answers with --interactive",
     )
     p.set_defaults(func=_cmd_query)
+
+    p = sub.add_parser(
+        "methods",
+        parents=[common],
+        help="list the methods and what each can do, or one method's parameters",
+        description="Without NAME: every method with its capabilities (k = 2 only, "
+        "constraints, largest n, predict, Dask). With NAME: that method's parameters, "
+        "their defaults and meanings.",
+    )
+    p.add_argument("name", nargs="?", metavar="NAME", help="a method name (see the list)")
+    p.set_defaults(func=_cmd_methods)
 
     p = sub.add_parser(
         "datasets",
@@ -888,6 +901,62 @@ def _report_problems(records) -> None:
         print("\n" + "\n".join(lines))
 
 
+def _capabilities(info) -> dict[str, str]:
+    """Printable capability cells of a :class:`spectralink.catalog.MethodInfo`."""
+    if info.requires_constraints:
+        constraints = "required"
+    else:
+        constraints = "used" if info.uses_constraints else "ignored"
+    return {
+        "k": "2 only" if info.two_clusters_only else "any",
+        "constraints": constraints,
+        "largest n": "-" if info.max_samples is None else str(info.max_samples),
+        "predict": "yes" if info.predicts else "no",
+        "dask": "yes" if info.dask else "no",
+        "scale": info.scale,
+    }
+
+
+def _print_rows(rows: list[tuple[str, ...]]) -> None:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for r in rows:
+        print("  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip())
+
+
+def _cmd_methods(args) -> int:
+    from .catalog import describe, describe_all
+
+    if args.name is None:
+        infos = describe_all()
+        rows = [("name", "class", *_capabilities(infos[0]))]
+        rows += [(m.name, m.class_name, *_capabilities(m).values()) for m in infos]
+        _print_rows(rows)
+        print(
+            "\nlargest n: the cap at the defaults ('-': none). "
+            "'spectralink methods NAME' lists a method's parameters."
+        )
+        return 0
+    info = describe(args.name)
+    print(f"{info.name} ({info.class_name}): {info.summary}")
+    for key, value in _capabilities(info).items():
+        if key == "largest n" and info.max_samples is not None:
+            from .methods import get_method
+
+            value += f" (parameter {get_method(info.name)._max_samples_param})"
+        print(f"  {key + ':':<13}{value}")
+    print("parameters (--param NAME=VALUE):")
+    rows = [
+        (
+            f"  {p.name}",
+            "(required)" if p.default is inspect.Parameter.empty else f"= {p.default!r}",
+            p.summary,
+        )
+        for p in info.params
+    ]
+    _print_rows(rows)
+    return 0
+
+
 def _cmd_datasets(args) -> int:
     from .datasets import BENCHMARK_DATASETS, BUNDLED_DATASETS, data_home, list_datasets
 
@@ -908,9 +977,7 @@ def _cmd_datasets(args) -> int:
             status = "available" if ok else "missing"
         shape = {**BENCHMARK_DATASETS, **_BUNDLED_SHAPES}.get(name, ("", "", ""))
         rows.append((name, status, *map(str, shape)))
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    for r in rows:
-        print("  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip())
+    _print_rows(rows)
     return 0
 
 
@@ -942,7 +1009,7 @@ def main(argv: list[str] | None = None) -> int:
         return int(exc.code or 0) if not isinstance(exc.code, str) else 2
     if args.command is None:
         print(
-            "spectralink: error: choose a command: cluster, compare, query or datasets "
+            "spectralink: error: choose a command: cluster, compare, query, methods or datasets "
             "(see 'spectralink --help')",
             file=sys.stderr,
         )
