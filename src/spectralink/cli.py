@@ -28,7 +28,7 @@ import numpy as np
 
 from . import __version__
 
-__all__ = ["main", "read_labels", "read_matrix"]
+__all__ = ["encode_labels", "main", "read_labels", "read_matrix"]
 
 _BASELINES = ("ncut", "sl", "copkmeans")
 DEFAULT_DATASET = "iris"
@@ -123,6 +123,13 @@ def _build_parser() -> argparse.ArgumentParser:
         "--labels",
         metavar="LABELS",
         help="true labels (one per line, .csv or .npy) to print the scores",
+    )
+    p.add_argument(
+        "--labeled",
+        metavar="Y_PARTIAL",
+        help="labels known for some rows (one per line; negative or empty: unlabelled): "
+        "all pairs among the labelled rows become constraints, and with --labels only the "
+        "other rows are scored",
     )
     p.add_argument(
         "-p",
@@ -492,13 +499,27 @@ def _load_npy(path: Path) -> np.ndarray:
         raise ValueError(f"{path}: {exc}") from None
 
 
-def read_labels(path: str | os.PathLike, n_samples: int | None = None) -> np.ndarray:
+#: first lines taken as a column name above labels that are themselves names
+_LABEL_HEADERS = {"label", "labels", "y", "class", "classes", "target", "cluster", "truth"}
+
+
+def read_labels(
+    path: str | os.PathLike, n_samples: int | None = None, *, return_names: bool = False
+):
     """One label per line from ``.csv``/``.txt`` (optional header) or a 1-d ``.npy``.
 
     Integer labels stay integers; other labels are kept as strings. An empty cell (a
     blank line between labels, or ``nan``) means unlabelled: it becomes ``-1`` among
     integer labels and ``""`` among string labels, which
     :meth:`Constraints.from_labels` and :meth:`Constraints.from_labeled_subset` skip.
+
+    The first line is a header when it is not a number and the next is; when the file
+    has exactly ``n_samples + 1`` lines; or when it is a usual column name (``label``,
+    ``class``, ``y``, ...) found nowhere else in the file.
+
+    With ``return_names=True`` returns ``(codes, names)``: integer codes ``0..c-1``
+    indexing ``names`` (the distinct labels, sorted), and ``-1`` for unlabelled rows
+    (see :func:`encode_labels`).
     """
     path = Path(path)
     if not path.is_file():
@@ -521,15 +542,26 @@ def read_labels(path: str | os.PathLike, n_samples: int | None = None) -> np.nda
                         f"{path}:{lineno}: expected one label per line, got {len(row)} fields."
                     )
                 values.append(row[0] if row else "")
-        while values and values[-1] == "":  # trailing blank lines are not rows
+        n_lines = len(values)
+        while values and values[-1] == "":  # trailing blank lines are not rows...
             values.pop()
-        # a non-numeric first line followed by numeric labels is a header
         first, second = (values + ["", ""])[:2]
-        if first and not _is_number(first) and _is_number(second):
+        if first and not _is_number(first) and (
+            _is_number(second)  # a name above numeric labels
+            or (n_samples is not None and len(values) == n_samples + 1)
+            or (first.lower() in _LABEL_HEADERS and first not in values[1:])
+        ):
             values = values[1:]
+            n_lines -= 1
+        if n_samples is not None and len(values) < n_samples <= n_lines:
+            # ...unless the rows need them: the last rows' labels are empty (unlabelled)
+            values += [""] * (n_samples - len(values))
         if not values:
             raise ValueError(f"{path}: holds no labels.")
-        values = ["" if v.lower() == "nan" else v for v in values]
+        # nan, and a negative number even among names, mean unlabelled
+        values = [
+            "" if v.lower() == "nan" or (_is_number(v) and float(v) < 0) else v for v in values
+        ]
         known = [v for v in values if v != ""]
         if known and all(_is_integral(v) for v in known):
             y = np.array([int(float(v)) if v else -1 for v in values], dtype=np.int64)
@@ -537,7 +569,23 @@ def read_labels(path: str | os.PathLike, n_samples: int | None = None) -> np.nda
             y = np.array(values)
     if n_samples is not None and len(y) != n_samples:
         raise ValueError(f"{path}: has {len(y)} labels but the data has {n_samples} rows.")
-    return y
+    return encode_labels(y) if return_names else y
+
+
+def encode_labels(y) -> tuple[np.ndarray, np.ndarray]:
+    """``(codes, names)``: labels as integer codes into ``names``, ``-1`` when unlabelled.
+
+    ``names`` holds the distinct labels (sorted); a negative number, NaN or an empty
+    string is unlabelled (the rule of :meth:`Constraints.from_labels`).
+    """
+    from .constraints import _labeled_mask
+
+    y = np.asarray(y)
+    known = _labeled_mask(y)
+    names, inverse = np.unique(y[known], return_inverse=True)
+    codes = np.full(len(y), -1, dtype=np.int64)
+    codes[known] = inverse.ravel()
+    return codes, names
 
 
 def _is_integral(text: str) -> bool:
@@ -585,10 +633,13 @@ def _cmd_cluster(args) -> int:
     for note in table.notes if table is not None else ():
         print(f"spectralink: note: {note}", file=sys.stderr)
     n = X.shape[0]
-    y = read_labels(args.labels, n) if args.labels else y_npz
+    y = read_labels(args.labels, n, return_names=True)[0] if args.labels else y_npz
     if y is not None and len(y) != n:
         raise ValueError(f"{args.data}: y has {len(y)} labels but X has {n} rows.")
     cons = _read_answered(args.constraints, n) if args.constraints else None
+    given = None  # rows whose label --labeled gives: constrained, so not scored
+    if args.labeled:
+        cons, given = _labeled_constraints(args.labeled, n, cons)
 
     est = cls(n_clusters=args.k, **params)
     if "random_state" not in params and "random_state" in est.get_params():
@@ -619,10 +670,17 @@ def _cmd_cluster(args) -> int:
         print(f"  chose      {est.describe()}")
     if y is not None:
         known = _labeled_mask(np.asarray(y))  # unlabelled rows (-1, empty) are not scored
-        if not known.all():
+        if given is not None:
+            known &= ~given
+            print(f"  scored on the {int(known.sum())} of {n} points not labelled by --labeled")
+        elif not known.all():
             print(f"  scored on the {int(known.sum())} labelled of {n} points")
+        if not known.any():
+            raise ValueError("no row is left to score: every row is unlabelled or given.")
         y, scored = np.asarray(y)[known], labels[known]
-        print(f"  error      {clustering_error(y, scored):.4f}")
+        error = clustering_error(y, scored)
+        print(f"  accuracy   {1 - error:.4f}")
+        print(f"  error      {error:.4f}")
         print(f"  ARI        {adjusted_rand_score(y, scored):.4f}")
         print(f"  NMI        {normalized_mutual_info_score(y, scored):.4f}")
     if cons is not None:
@@ -654,6 +712,34 @@ def _verbose(enabled: bool):
     finally:
         logger.removeHandler(handler)
         logger.setLevel(level)
+
+
+def _labeled_constraints(path, n: int, cons):
+    """All pairs among the rows ``path`` labels (joined with ``cons``), and those rows."""
+    from .constraints import Constraints
+
+    codes, names = read_labels(path, n, return_names=True)
+    given = codes >= 0
+    m = int(given.sum())
+    if m < 2:
+        raise ValueError(f"{path}: {m} labelled row(s); pairs need at least 2.")
+    pairs = Constraints.from_labeled_subset(codes, m)
+    print(
+        f"spectralink: note: {path}: {m} labelled rows in {len(names)} classes "
+        f"({', '.join(map(str, names[:10]))}{', ...' if len(names) > 10 else ''}): "
+        f"{pairs.n_must_link} must-links, {pairs.n_cannot_link} cannot-links",
+        file=sys.stderr,
+    )
+    if cons is not None:
+        pairs = Constraints(
+            np.vstack([cons.must_link, pairs.must_link]),
+            np.vstack([cons.cannot_link, pairs.cannot_link]),
+            n_samples=n,
+            weights=np.concatenate(
+                [cons.ml_weights, pairs.ml_weights, cons.cl_weights, pairs.cl_weights]
+            ),
+        )
+    return pairs, given
 
 
 def _read_answered(path, n: int):

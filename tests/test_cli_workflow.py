@@ -1,0 +1,127 @@
+"""Command-line workflows on a user's own files: partial labels (``cluster --labeled``),
+the embedding plot (``cluster --plot``), Parquet input, and pairs named by row ID
+(``query --id-column`` answered and read back by ``cluster --constraints``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_blobs
+
+from spectralink.cli import encode_labels, main, read_labels
+from spectralink.metrics import adjusted_rand_score, clustering_error
+
+
+def run(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def assert_one_line_error(code, err, needle):
+    assert code == 1
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("spectralink: error:"), err
+    assert needle in lines[0]
+
+
+@pytest.fixture
+def blobs(tmp_path):
+    X, y = make_blobs(n_samples=90, centers=3, cluster_std=0.6, random_state=1)
+    np.savetxt(tmp_path / "x.csv", X, delimiter=",")
+    return tmp_path, X, y
+
+
+# ------------------------------------------------------------------ labels files
+def test_read_labels_string_labels_under_a_header(tmp_path):
+    names = ["ant", "bee", "ant", "cat"]
+    (tmp_path / "y.csv").write_text("species\n" + "\n".join(names) + "\n")
+    # the header is recognised from the row count...
+    assert list(read_labels(tmp_path / "y.csv", 4)) == names
+    # ...or, without one, from a usual column name found nowhere else
+    (tmp_path / "l.csv").write_text("label\n" + "\n".join(names) + "\n")
+    assert list(read_labels(tmp_path / "l.csv")) == names
+    codes, classes = read_labels(tmp_path / "y.csv", 4, return_names=True)
+    assert codes.tolist() == [0, 1, 0, 2] and classes.tolist() == ["ant", "bee", "cat"]
+
+
+def test_read_labels_unlabelled_rows_among_names(tmp_path):
+    # empty cells (also the last rows'), and negative numbers among names, are unlabelled
+    (tmp_path / "y.csv").write_text("label\nant\n-1\n\nbee\n\n\n")
+    codes, classes = read_labels(tmp_path / "y.csv", 6, return_names=True)
+    assert codes.tolist() == [0, -1, -1, 1, -1, -1]
+    assert classes.tolist() == ["ant", "bee"]
+    codes, classes = encode_labels(np.array([3, -1, 7, 3]))
+    assert codes.tolist() == [0, -1, 1, 0] and classes.tolist() == [3, 7]
+
+
+# ------------------------------------------------------------------ --labeled
+def _partial(y, every=6):
+    """Labels known on every ``every``-th row; the others empty or -1, alternately."""
+    names = np.array(["ant", "bee", "cat"])[y]
+    return [v if t % every == 0 else ("" if t % 2 else "-1") for t, v in enumerate(names)]
+
+
+def test_cluster_labeled_rows_become_all_their_pairs(capsys, blobs):
+    d, X, y = blobs
+    part = _partial(y)
+    (d / "partial.csv").write_text("label\n" + "".join(f"{v}\n" for v in part))
+    names = np.array(["ant", "bee", "cat"])[y]
+    (d / "truth.csv").write_text("species\n" + "".join(f"{v}\n" for v in names))
+    code, out, err = run(
+        capsys, "cluster", d / "x.csv", "-k", 3, "-m", "fcsc", "--labeled", d / "partial.csv",
+        "--labels", d / "truth.csv", "-o", d / "out.csv",
+    )
+    assert code == 0, err
+    given = np.array([v not in ("", "-1") for v in part])
+    m = int(given.sum())
+    counts = np.bincount(y[given])
+    n_ml = int(sum(c * (c - 1) // 2 for c in counts))
+    assert f"{m * (m - 1) // 2} constraints ({n_ml} must-link" in out
+    assert f"{m} labelled rows in 3 classes (ant, bee, cat)" in err
+    # scored on the rows --labeled does not give, and the printed scores are theirs
+    assert f"scored on the {90 - m} of 90 points not labelled by --labeled" in out
+    labels = np.loadtxt(d / "out.csv", skiprows=1, dtype=int)
+    rest = ~given
+    acc = 1 - clustering_error(y[rest], labels[rest])
+    assert f"accuracy   {acc:.4f}" in out
+    assert f"ARI        {adjusted_rand_score(y[rest], labels[rest]):.4f}" in out
+    assert acc > 0.95
+    assert "violated   0.0000" in out
+
+
+def test_cluster_labeled_without_truth_prints_no_scores(capsys, blobs):
+    d, X, y = blobs
+    (d / "partial.csv").write_text("".join(f"{v}\n" for v in _partial(y)))
+    code, out, err = run(
+        capsys, "cluster", d / "x.csv", "-k", 3, "-m", "ccsr", "--labeled", d / "partial.csv",
+        "-o", d / "out.csv",
+    )
+    assert code == 0, err
+    assert "accuracy" not in out and "ARI" not in out
+
+
+def test_cluster_labeled_joins_the_constraints_file(capsys, blobs):
+    d, X, y = blobs
+    part = ["" for _ in y]
+    part[0], part[1] = "a", "b"  # one cannot-link
+    (d / "partial.csv").write_text("".join(f"{v}\n" for v in part))
+    i, j = np.flatnonzero((y == y[5]) & (np.arange(90) > 1))[:2]
+    (d / "pairs.csv").write_text(f"i,j,kind\n{i},{j},ml\n0,1,cl\n")
+    code, out, err = run(
+        capsys, "cluster", d / "x.csv", "-k", 3, "--labeled", d / "partial.csv",
+        "--constraints", d / "pairs.csv", "-o", d / "out.csv",
+    )
+    assert code == 0, err
+    assert "2 constraints (1 must-link, 1 cannot-link)" in out  # the duplicate merged
+
+
+def test_cluster_labeled_needs_two_labelled_rows(capsys, blobs):
+    d, X, y = blobs
+    (d / "partial.csv").write_text("a\n" + "\n" * 89)
+    code, out, err = run(
+        capsys, "cluster", d / "x.csv", "-k", 3, "--labeled", d / "partial.csv",
+        "-o", d / "out.csv",
+    )
+    assert_one_line_error(code, err, "1 labelled row(s); pairs need at least 2")
+    assert not (d / "out.csv").exists()
