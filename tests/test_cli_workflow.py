@@ -4,6 +4,8 @@ the embedding plot (``cluster --plot``), Parquet input, and pairs named by row I
 
 from __future__ import annotations
 
+import csv
+
 import numpy as np
 import pytest
 from sklearn.datasets import make_blobs
@@ -125,3 +127,105 @@ def test_cluster_labeled_needs_two_labelled_rows(capsys, blobs):
     )
     assert_one_line_error(code, err, "1 labelled row(s); pairs need at least 2")
     assert not (d / "out.csv").exists()
+
+
+# ------------------------------------------------------------------ pairs named by ID
+@pytest.fixture
+def id_table(tmp_path):
+    X, y = make_blobs(n_samples=60, centers=3, cluster_std=0.6, random_state=1)
+    ids = [f"pt, {t:03d}" for t in range(60)][::-1]  # IDs hold a comma; not the row order
+    with open(tmp_path / "x.csv", "w", newline="") as fh:
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow(["a", "name", "b"])
+        w.writerows([r[0], v, r[1]] for r, v in zip(X, ids, strict=True))
+    return tmp_path, X, y, ids
+
+
+def _answer(path, y, ids):
+    """Fill the kind column of a pairs file written with IDs, from the truth ``y``."""
+    with open(path, newline="") as fh:
+        rows = list(csv.reader(fh))
+    row_of = {v: t for t, v in enumerate(ids)}
+    assert rows[0] == ["i", "j", "kind"]
+    for r in rows[1:]:
+        assert r[0] in row_of and r[1] in row_of and r[2] == ""
+        r[2] = "ml" if y[row_of[r[0]]] == y[row_of[r[1]]] else "cl"
+    with open(path, "w", newline="") as fh:
+        csv.writer(fh, lineterminator="\n").writerows(rows)
+    return [(row_of[a], row_of[b], k) for a, b, k in rows[1:]]
+
+
+def test_query_writes_ids_and_cluster_reads_them_back(capsys, id_table):
+    d, X, y, ids = id_table
+    code, out, err = run(
+        capsys, "query", d / "x.csv", "-k", 3, "--id-column", "name", "-n", 6,
+        "-o", d / "ask.csv",
+    )
+    assert code == 0, err
+    answered = _answer(d / "ask.csv", y, ids)
+    assert len(answered) == 6
+    n_ml = sum(k == "ml" for _, _, k in answered)
+    code, out, err = run(
+        capsys, "cluster", d / "x.csv", "-k", 3, "-m", "ccsr", "--id-column", "name",
+        "--constraints", d / "ask.csv", "-o", d / "labels.csv",
+    )
+    assert code == 0, err
+    assert f"6 constraints ({n_ml} must-link, {6 - n_ml} cannot-link)" in out
+    assert "violated   0.0000" in out
+    with open(d / "labels.csv", newline="") as fh:
+        rows = list(csv.reader(fh))
+    assert rows[0] == ["id", "label"] and [r[0] for r in rows[1:]] == ids
+    labels = np.array([int(r[1]) for r in rows[1:]])
+    # the constraints reached the rows their IDs name
+    for i, j, kind in answered:
+        assert (labels[i] == labels[j]) == (kind == "ml")
+    # and a next round of questions, given the answers by ID, asks none of them again
+    code, out, err = run(
+        capsys, "query", d / "x.csv", "-k", 3, "--id-column", "name", "-n", 4,
+        "--constraints", d / "ask.csv", "-o", d / "ask2.csv",
+    )
+    assert code == 0, err
+    with open(d / "ask2.csv", newline="") as fh:
+        again = {frozenset(r[:2]) for r in list(csv.reader(fh))[1:]}
+    assert len(again) == 4 and all(pair <= set(ids) for pair in again)
+    asked = {frozenset((ids[i], ids[j])) for i, j, _ in answered}
+    assert not again & asked
+
+
+def test_pairs_naming_an_unknown_id_are_one_line(capsys, id_table):
+    d, X, y, ids = id_table
+    (d / "pairs.csv").write_text(f'i,j,kind\n"{ids[0]}",nobody,ml\n')
+    code, out, err = run(
+        capsys, "cluster", d / "x.csv", "-k", 3, "--id-column", "name",
+        "--constraints", d / "pairs.csv", "-o", d / "labels.csv",
+    )
+    assert_one_line_error(code, err, "pairs.csv:2: no row has the ID 'nobody'")
+    assert not (d / "labels.csv").exists()
+
+
+def test_query_refuses_duplicate_ids(capsys, tmp_path):
+    (tmp_path / "x.csv").write_text("id,a\nu,1\nv,2\nu,3\nw,4\n")
+    code, out, err = run(
+        capsys, "query", tmp_path / "x.csv", "-k", 2, "--id-column", "id", "-o", tmp_path / "q.csv"
+    )
+    assert_one_line_error(code, err, "the ID 'u' names more than one row")
+    assert not (tmp_path / "q.csv").exists()
+
+
+def test_interactive_answers_are_saved_by_id(tmp_path):
+    from spectralink.active import ask_in_terminal
+    from spectralink.constraints import Constraints
+
+    X, y = make_blobs(n_samples=30, centers=2, random_state=0)
+    ids = [f"r{t}" for t in range(30)]
+    shown = []
+    report = ask_in_terminal(
+        X, 3, n_clusters=2, output=tmp_path / "a.csv", input_fn=lambda _: "y",
+        print_fn=shown.append, random_state=0, ids=ids,
+    )
+    assert report.n_asked == 3
+    assert any("(IDs r" in line for line in shown)
+    back = Constraints.from_csv(tmp_path / "a.csv", 30, ids=ids)
+    assert back.n_must_link == 3
+    with open(tmp_path / "a.csv", newline="") as fh:
+        assert all(r[0] in ids and r[1] in ids for r in list(csv.reader(fh))[1:])

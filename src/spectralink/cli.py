@@ -89,34 +89,13 @@ def _build_parser() -> argparse.ArgumentParser:
         help="number of clusters",
     )
     p.add_argument("-m", "--method", default="ncut", help="method name, or 'auto' (default: ncut)")
-    p.add_argument(
-        "--header",
-        choices=("auto", "yes", "no"),
-        default="auto",
-        help="whether the first line of a text DATA file names the columns; 'auto': when a "
-        "cell is not a number or the line is exactly 0,1,...,d-1 (default: auto)",
-    )
-    p.add_argument(
-        "--columns",
-        metavar="COLS",
-        help="comma-separated feature columns of DATA, by name or 1-based position",
-    )
-    p.add_argument(
-        "--drop",
-        metavar="COLS",
-        help="comma-separated columns of DATA to leave out, by name or 1-based position",
-    )
-    p.add_argument(
-        "--id-column",
-        metavar="COL",
-        help="column of DATA (name or 1-based position) holding row IDs: not a feature, "
-        "written beside the labels (header 'id,label')",
-    )
+    _add_table_options(p, ids="written beside the labels (header 'id,label')")
     p.add_argument(
         "-c",
         "--constraints",
         metavar="PAIRS_CSV",
-        help="CSV with columns i,j,kind[,weight]; kind ml/cl (0-based indices)",
+        help="CSV with columns i,j,kind[,weight]; kind ml/cl; i,j 0-based row indices, or "
+        "row IDs with --id-column",
     )
     p.add_argument(
         "-y",
@@ -251,6 +230,7 @@ def _build_parser() -> argparse.ArgumentParser:
         dest="k",
         help="number of clusters",
     )
+    _add_table_options(p, ids="naming the rows in OUTPUT and in --constraints")
     p.add_argument(
         "-c",
         "--constraints",
@@ -329,6 +309,47 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=_cmd_datasets)
     return parser
+
+
+def _add_table_options(p: argparse.ArgumentParser, *, ids: str) -> None:
+    """The options that say how to read a text DATA table (``cluster`` and ``query``)."""
+    p.add_argument(
+        "--header",
+        choices=("auto", "yes", "no"),
+        default="auto",
+        help="whether the first line of a text DATA file names the columns; 'auto': when a "
+        "cell is not a number or the line is exactly 0,1,...,d-1 (default: auto)",
+    )
+    p.add_argument(
+        "--columns",
+        metavar="COLS",
+        help="comma-separated feature columns of DATA, by name or 1-based position",
+    )
+    p.add_argument(
+        "--drop",
+        metavar="COLS",
+        help="comma-separated columns of DATA to leave out, by name or 1-based position",
+    )
+    p.add_argument(
+        "--id-column",
+        metavar="COL",
+        help=f"column of DATA (name or 1-based position) holding row IDs: not a feature, {ids}",
+    )
+
+
+def _read_table_args(args) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+    """``(X, y of an .npz, ids)`` of ``args.data`` read with the table options; notes on
+    stderr."""
+    X, y, table = _read_features(
+        args.data,
+        header=args.header,
+        columns=args.columns,
+        drop=args.drop,
+        id_column=args.id_column,
+    )
+    for note in table.notes if table is not None else ():
+        print(f"spectralink: note: {note}", file=sys.stderr)
+    return X, y, (table.ids if table is not None else None)
 
 
 def _parse_value(text: str):
@@ -622,21 +643,12 @@ def _cmd_cluster(args) -> int:
     params = _parse_params(args.param, allow_prefix=False).get(None, {})
     cls = get_method(args.method)
     _check_method_params(args.method, params)
-    X, y_npz, table = _read_features(
-        args.data,
-        header=args.header,
-        columns=args.columns,
-        drop=args.drop,
-        id_column=args.id_column,
-    )
-    ids = table.ids if table is not None else None
-    for note in table.notes if table is not None else ():
-        print(f"spectralink: note: {note}", file=sys.stderr)
+    X, y_npz, ids = _read_table_args(args)
     n = X.shape[0]
     y = read_labels(args.labels, n, return_names=True)[0] if args.labels else y_npz
     if y is not None and len(y) != n:
         raise ValueError(f"{args.data}: y has {len(y)} labels but X has {n} rows.")
-    cons = _read_answered(args.constraints, n) if args.constraints else None
+    cons = _read_answered(args.constraints, n, ids) if args.constraints else None
     given = None  # rows whose label --labeled gives: constrained, so not scored
     if args.labeled:
         cons, given = _labeled_constraints(args.labeled, n, cons)
@@ -742,11 +754,17 @@ def _labeled_constraints(path, n: int, cons):
     return pairs, given
 
 
-def _read_answered(path, n: int):
-    """Constraints from a file in which some rows may still lack an answer."""
+def _read_answered(path, n: int, ids=None):
+    """Constraints from a file in which some rows may still lack an answer; with
+    ``ids``, the file names rows by ID."""
     from .constraints import Constraints
 
-    cons = Constraints.from_csv(path, n, skip_unanswered=True)
+    try:
+        cons = Constraints.from_csv(path, n, skip_unanswered=True, ids=ids)
+    except ValueError as exc:
+        if ids is not None and "IDs must be distinct" in str(exc):
+            raise ValueError(f"--id-column: {exc}") from None
+        raise
     if cons.n_unanswered:
         print(
             f"spectralink: note: {path}: {cons.n_unanswered} row(s) without a kind "
@@ -764,9 +782,12 @@ def _cmd_query(args) -> int:
     if args.n_pairs < 1:
         raise ValueError(f"--n-pairs must be >= 1, got {args.n_pairs}.")
     strategy = active._check_strategy(args.strategy)
-    X, _ = read_matrix(args.data)
+    X, _, ids = _read_table_args(args)
     n = X.shape[0]
-    cons = _read_answered(args.constraints, n) if args.constraints else None
+    if ids is not None and len(set(ids)) != n:
+        dup = next(str(v) for t, v in enumerate(ids) if v in ids[:t])
+        raise ValueError(f"--id-column: the ID {dup!r} names more than one row.")
+    cons = _read_answered(args.constraints, n, ids) if args.constraints else None
     est = None
     if args.method is not None:
         from .methods import get_method
@@ -788,6 +809,7 @@ def _cmd_query(args) -> int:
             estimator=est,
             strategy=strategy,
             random_state=args.random_state,
+            ids=ids,
         )
         kept = report.n_asked - report.n_skipped - len(report.dropped)
         where = f"saved in {out}" if kept else "nothing written"
@@ -804,7 +826,7 @@ def _cmd_query(args) -> int:
         strategy=strategy,
         random_state=args.random_state,
     )
-    active.write_pairs_csv(out, pairs)
+    active.write_pairs_csv(out, pairs, ids=ids)
     print(
         f"{len(pairs)} pair(s) chosen by '{strategy}' written to {out}: fill the kind "
         "column with ml (same group) or cl (different groups)"
