@@ -71,8 +71,19 @@ def test_cluster_labeled_rows_become_all_their_pairs(capsys, blobs):
     names = np.array(["ant", "bee", "cat"])[y]
     (d / "truth.csv").write_text("species\n" + "".join(f"{v}\n" for v in names))
     code, out, err = run(
-        capsys, "cluster", d / "x.csv", "-k", 3, "-m", "fcsc", "--labeled", d / "partial.csv",
-        "--labels", d / "truth.csv", "-o", d / "out.csv",
+        capsys,
+        "cluster",
+        d / "x.csv",
+        "-k",
+        3,
+        "-m",
+        "fcsc",
+        "--labeled",
+        d / "partial.csv",
+        "--labels",
+        d / "truth.csv",
+        "-o",
+        d / "out.csv",
     )
     assert code == 0, err
     given = np.array([v not in ("", "-1") for v in part])
@@ -96,8 +107,17 @@ def test_cluster_labeled_without_truth_prints_no_scores(capsys, blobs):
     d, X, y = blobs
     (d / "partial.csv").write_text("".join(f"{v}\n" for v in _partial(y)))
     code, out, err = run(
-        capsys, "cluster", d / "x.csv", "-k", 3, "-m", "ccsr", "--labeled", d / "partial.csv",
-        "-o", d / "out.csv",
+        capsys,
+        "cluster",
+        d / "x.csv",
+        "-k",
+        3,
+        "-m",
+        "ccsr",
+        "--labeled",
+        d / "partial.csv",
+        "-o",
+        d / "out.csv",
     )
     assert code == 0, err
     assert "accuracy" not in out and "ARI" not in out
@@ -111,8 +131,17 @@ def test_cluster_labeled_joins_the_constraints_file(capsys, blobs):
     i, j = np.flatnonzero((y == y[5]) & (np.arange(90) > 1))[:2]
     (d / "pairs.csv").write_text(f"i,j,kind\n{i},{j},ml\n0,1,cl\n")
     code, out, err = run(
-        capsys, "cluster", d / "x.csv", "-k", 3, "--labeled", d / "partial.csv",
-        "--constraints", d / "pairs.csv", "-o", d / "out.csv",
+        capsys,
+        "cluster",
+        d / "x.csv",
+        "-k",
+        3,
+        "--labeled",
+        d / "partial.csv",
+        "--constraints",
+        d / "pairs.csv",
+        "-o",
+        d / "out.csv",
     )
     assert code == 0, err
     assert "2 constraints (1 must-link, 1 cannot-link)" in out  # the duplicate merged
@@ -122,8 +151,15 @@ def test_cluster_labeled_needs_two_labelled_rows(capsys, blobs):
     d, X, y = blobs
     (d / "partial.csv").write_text("a\n" + "\n" * 89)
     code, out, err = run(
-        capsys, "cluster", d / "x.csv", "-k", 3, "--labeled", d / "partial.csv",
-        "-o", d / "out.csv",
+        capsys,
+        "cluster",
+        d / "x.csv",
+        "-k",
+        3,
+        "--labeled",
+        d / "partial.csv",
+        "-o",
+        d / "out.csv",
     )
     assert_one_line_error(code, err, "1 labelled row(s); pairs need at least 2")
     assert not (d / "out.csv").exists()
@@ -158,16 +194,36 @@ def _answer(path, y, ids):
 def test_query_writes_ids_and_cluster_reads_them_back(capsys, id_table):
     d, X, y, ids = id_table
     code, out, err = run(
-        capsys, "query", d / "x.csv", "-k", 3, "--id-column", "name", "-n", 6,
-        "-o", d / "ask.csv",
+        capsys,
+        "query",
+        d / "x.csv",
+        "-k",
+        3,
+        "--id-column",
+        "name",
+        "-n",
+        6,
+        "-o",
+        d / "ask.csv",
     )
     assert code == 0, err
     answered = _answer(d / "ask.csv", y, ids)
     assert len(answered) == 6
     n_ml = sum(k == "ml" for _, _, k in answered)
     code, out, err = run(
-        capsys, "cluster", d / "x.csv", "-k", 3, "-m", "ccsr", "--id-column", "name",
-        "--constraints", d / "ask.csv", "-o", d / "labels.csv",
+        capsys,
+        "cluster",
+        d / "x.csv",
+        "-k",
+        3,
+        "-m",
+        "ccsr",
+        "--id-column",
+        "name",
+        "--constraints",
+        d / "ask.csv",
+        "-o",
+        d / "labels.csv",
     )
     assert code == 0, err
     assert f"6 constraints ({n_ml} must-link, {6 - n_ml} cannot-link)" in out
@@ -181,8 +237,19 @@ def test_query_writes_ids_and_cluster_reads_them_back(capsys, id_table):
         assert (labels[i] == labels[j]) == (kind == "ml")
     # and a next round of questions, given the answers by ID, asks none of them again
     code, out, err = run(
-        capsys, "query", d / "x.csv", "-k", 3, "--id-column", "name", "-n", 4,
-        "--constraints", d / "ask.csv", "-o", d / "ask2.csv",
+        capsys,
+        "query",
+        d / "x.csv",
+        "-k",
+        3,
+        "--id-column",
+        "name",
+        "-n",
+        4,
+        "--constraints",
+        d / "ask.csv",
+        "-o",
+        d / "ask2.csv",
     )
     assert code == 0, err
     with open(d / "ask2.csv", newline="") as fh:
@@ -196,8 +263,17 @@ def test_pairs_naming_an_unknown_id_are_one_line(capsys, id_table):
     d, X, y, ids = id_table
     (d / "pairs.csv").write_text(f'i,j,kind\n"{ids[0]}",nobody,ml\n')
     code, out, err = run(
-        capsys, "cluster", d / "x.csv", "-k", 3, "--id-column", "name",
-        "--constraints", d / "pairs.csv", "-o", d / "labels.csv",
+        capsys,
+        "cluster",
+        d / "x.csv",
+        "-k",
+        3,
+        "--id-column",
+        "name",
+        "--constraints",
+        d / "pairs.csv",
+        "-o",
+        d / "labels.csv",
     )
     assert_one_line_error(code, err, "pairs.csv:2: no row has the ID 'nobody'")
     assert not (d / "labels.csv").exists()
@@ -220,8 +296,14 @@ def test_interactive_answers_are_saved_by_id(tmp_path):
     ids = [f"r{t}" for t in range(30)]
     shown = []
     report = ask_in_terminal(
-        X, 3, n_clusters=2, output=tmp_path / "a.csv", input_fn=lambda _: "y",
-        print_fn=shown.append, random_state=0, ids=ids,
+        X,
+        3,
+        n_clusters=2,
+        output=tmp_path / "a.csv",
+        input_fn=lambda _: "y",
+        print_fn=shown.append,
+        random_state=0,
+        ids=ids,
     )
     assert report.n_asked == 3
     assert any("(IDs r" in line for line in shown)
@@ -229,3 +311,90 @@ def test_interactive_answers_are_saved_by_id(tmp_path):
     assert back.n_must_link == 3
     with open(tmp_path / "a.csv", newline="") as fh:
         assert all(r[0] in ids and r[1] in ids for r in list(csv.reader(fh))[1:])
+
+
+# ------------------------------------------------------------------ --plot
+def test_cluster_plot_draws_embedding_and_constraints(capsys, blobs):
+    import matplotlib.image
+
+    d, X, y = blobs
+    (d / "pairs.csv").write_text("i,j,kind\n0,1,cl\n2,3,cl\n")
+    same = np.flatnonzero(y == y[10])[:2]
+    with open(d / "pairs.csv", "a") as fh:
+        fh.write(f"{same[0]},{same[1]},ml\n")
+    code, out, err = run(
+        capsys,
+        "cluster",
+        d / "x.csv",
+        "-k",
+        3,
+        "-m",
+        "ncut",
+        "-c",
+        d / "pairs.csv",
+        "--plot",
+        d / "fig.png",
+        "-o",
+        d / "out.csv",
+    )
+    assert code == 0, err
+    assert "plot written to" in out and "NCut embedding coordinates" in out
+    img = matplotlib.image.imread(d / "fig.png")
+    assert img.ndim == 3 and img.shape[0] > 100
+    assert sorted(p.name for p in d.iterdir()) == ["fig.png", "out.csv", "pairs.csv", "x.csv"]
+
+
+def test_plot_clustering_styles_must_and_cannot_links(blobs):
+    from spectralink.constraints import Constraints
+    from spectralink.plots import plot_clustering
+
+    d, X, y = blobs
+    cons = Constraints([(0, 1), (2, 3)], [(0, 50)], n_samples=len(X))
+    fig = plot_clustering(X, y, cons)
+    ax = fig.axes[0]
+    lines = {c.get_label(): c for c in ax.collections if c.get_label().endswith(")")}
+    assert set(lines) == {"must-link (2)", "cannot-link (1)"}
+    # solid: no dash pattern; dashed: a dash pattern with gaps
+    assert lines["must-link (2)"].get_linestyle()[0][1] is None
+    assert lines["cannot-link (1)"].get_linestyle()[0][1] is not None
+    seg = lines["cannot-link (1)"].get_segments()[0]
+    np.testing.assert_allclose(seg, X[[0, 50]])
+    scatter = [c for c in ax.collections if c.get_label().startswith("cluster")]
+    assert len(scatter) == 3 and sum(len(c.get_offsets()) for c in scatter) == len(X)
+
+
+def test_embedding_2d_spectral_coordinates_or_pca(blobs):
+    from spectralink import COPKMeans, NCut
+    from spectralink.plots import embedding_2d
+
+    d, X, y = blobs
+    # overlapping blobs: a connected graph, whose first eigenvector is the trivial one
+    Xo, _ = make_blobs(n_samples=90, centers=3, cluster_std=2.5, random_state=0)
+    ncut = NCut(n_clusters=3, random_state=0).fit(Xo)
+    coords, axes = embedding_2d(ncut, Xo)
+    assert axes[0].startswith("NCut embedding")
+    # the trivial first eigenvector (one sign) is skipped: the next two are drawn
+    first = ncut.embedding_[:, 0]
+    assert (first > 0).all() or (first < 0).all()
+    np.testing.assert_allclose(coords, ncut.embedding_[:, 1:3])
+    cop = COPKMeans(n_clusters=3, random_state=0).fit(X)
+    coords, axes = embedding_2d(cop, X)
+    assert axes == ("principal component 1", "principal component 2")
+    Xc = X - X.mean(axis=0)
+    # PCA of 2-d data is a rotation: distances are kept
+    np.testing.assert_allclose(
+        np.linalg.norm(coords, axis=1), np.linalg.norm(Xc, axis=1), rtol=1e-10
+    )
+
+
+def test_cluster_plot_bad_path_writes_nothing(capsys, blobs):
+    d, X, y = blobs
+    for bad, needle in (
+        (d / "nodir" / "f.png", "output directory does not exist"),
+        (d / "f.pdf", "name it .png"),
+    ):
+        code, out, err = run(
+            capsys, "cluster", d / "x.csv", "-k", 3, "--plot", bad, "-o", d / "out.csv"
+        )
+        assert_one_line_error(code, err, needle)
+        assert not (d / "out.csv").exists()

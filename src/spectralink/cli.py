@@ -118,6 +118,12 @@ def _build_parser() -> argparse.ArgumentParser:
         metavar="KEY=VALUE",
         help="method parameter, repeatable (e.g. --param n_neighbors=10)",
     )
+    p.add_argument(
+        "--plot",
+        metavar="FILE.png",
+        help="draw the clustering in 2-d (the fitted spectral embedding's first two "
+        "nontrivial coordinates, else PCA of DATA), must-links solid, cannot-links dashed",
+    )
     p.add_argument("--random-state", type=int, default=0, metavar="S", help="seed (default: 0)")
     p.add_argument(
         "-v",
@@ -567,10 +573,14 @@ def read_labels(
         while values and values[-1] == "":  # trailing blank lines are not rows...
             values.pop()
         first, second = (values + ["", ""])[:2]
-        if first and not _is_number(first) and (
-            _is_number(second)  # a name above numeric labels
-            or (n_samples is not None and len(values) == n_samples + 1)
-            or (first.lower() in _LABEL_HEADERS and first not in values[1:])
+        if (
+            first
+            and not _is_number(first)
+            and (
+                _is_number(second)  # a name above numeric labels
+                or (n_samples is not None and len(values) == n_samples + 1)
+                or (first.lower() in _LABEL_HEADERS and first not in values[1:])
+            )
         ):
             values = values[1:]
             n_lines -= 1
@@ -640,6 +650,10 @@ def _cmd_cluster(args) -> int:
 
     out = Path(args.output)
     _check_output_path(out)
+    if args.plot is not None:
+        _check_output_path(Path(args.plot))
+        if Path(args.plot).suffix.lower() != ".png":
+            raise ValueError(f"--plot {args.plot}: the figure is written as PNG; name it .png.")
     params = _parse_params(args.param, allow_prefix=False).get(None, {})
     cls = get_method(args.method)
     _check_method_params(args.method, params)
@@ -698,6 +712,19 @@ def _cmd_cluster(args) -> int:
     if cons is not None:
         print(f"  violated   {violated_fraction(labels, cons):.4f}")
     print(f"labels written to {out}")
+    if args.plot is not None:
+        from .plots import embedding_2d, plot_clustering
+
+        coords, axes = embedding_2d(est, X)
+        plot_clustering(
+            coords,
+            labels,
+            cons,
+            args.plot,
+            axis_labels=axes,
+            title=f"{Path(args.data).name}: {args.method}, k={args.k}",
+        )
+        print(f"plot written to {args.plot} ({axes[0].rsplit(' ', 1)[0]} coordinates)")
     return 0
 
 
