@@ -5,6 +5,7 @@ the embedding plot (``cluster --plot``), Parquet input, and pairs named by row I
 from __future__ import annotations
 
 import csv
+import sys
 
 import numpy as np
 import pytest
@@ -398,3 +399,94 @@ def test_cluster_plot_bad_path_writes_nothing(capsys, blobs):
         )
         assert_one_line_error(code, err, needle)
         assert not (d / "out.csv").exists()
+
+
+# ------------------------------------------------------------------ Parquet
+def test_parquet_input_with_the_column_options(capsys, tmp_path):
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    X, y = make_blobs(n_samples=60, centers=3, cluster_std=0.6, random_state=2)
+    df = pd.DataFrame({"name": [f"p{t}" for t in range(60)], "a": X[:, 0], "b": X[:, 1]})
+    df["note"] = "text"
+    df["noise"] = np.arange(60) * 100.0
+    df.to_parquet(tmp_path / "x.parquet")
+    code, out, err = run(
+        capsys,
+        "cluster",
+        tmp_path / "x.parquet",
+        "-k",
+        3,
+        "--id-column",
+        "name",
+        "--drop",
+        "note,5",
+        "-y",
+        _save_labels(tmp_path, y),
+        "-o",
+        tmp_path / "out.csv",
+    )
+    assert code == 0, err
+    assert "ARI        1.0000" in out
+    with open(tmp_path / "out.csv", newline="") as fh:
+        rows = list(csv.reader(fh))
+    assert rows[0] == ["id", "label"] and rows[1][0] == "p0" and len(rows) == 61
+    # --columns by name gives the same; a text column used as a feature is refused
+    code, out, err = run(
+        capsys,
+        "cluster",
+        tmp_path / "x.parquet",
+        "-k",
+        3,
+        "--columns",
+        "a,b",
+        "-o",
+        tmp_path / "out2.csv",
+    )
+    assert code == 0, err
+    a = np.loadtxt(tmp_path / "out2.csv", skiprows=1)
+    b = np.array([int(r[1]) for r in rows[1:]])
+    assert adjusted_rand_score(a, b) == 1.0
+    code, out, err = run(
+        capsys,
+        "cluster",
+        tmp_path / "x.parquet",
+        "-k",
+        3,
+        "--drop",
+        "note",
+        "-o",
+        tmp_path / "out3.csv",
+    )
+    assert_one_line_error(code, err, "column 1 ('name') holds")
+    assert "--drop name" in err
+
+
+def _save_labels(d, y):
+    np.save(d / "y.npy", y)
+    return d / "y.npy"
+
+
+def test_parquet_named_index_and_missing_values(tmp_path):
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    from spectralink.io import read_parquet_table
+
+    df = pd.DataFrame({"id": ["u", "v", "w"], "a": [1.0, 2.0, 3.0]}).set_index("id")
+    df.to_parquet(tmp_path / "i.parquet")
+    t = read_parquet_table(tmp_path / "i.parquet", id_column="id")
+    assert t.ids.tolist() == ["u", "v", "w"] and t.X.ravel().tolist() == [1.0, 2.0, 3.0]
+    assert any("saved index (id)" in note for note in t.notes)
+    pd.DataFrame({"a": [1.0, None, 3.0]}).to_parquet(tmp_path / "m.parquet")
+    with pytest.raises(ValueError, match=r"row 2, column 1 \('a'\): a missing value"):
+        read_parquet_table(tmp_path / "m.parquet")
+
+
+def test_parquet_without_the_extra_names_it(capsys, tmp_path, monkeypatch):
+    (tmp_path / "x.parquet").write_bytes(b"PAR1")
+    monkeypatch.setitem(sys.modules, "pyarrow", None)  # import fails
+    code, out, err = run(
+        capsys, "cluster", tmp_path / "x.parquet", "-k", 2, "-o", tmp_path / "o.csv"
+    )
+    assert_one_line_error(code, err, "reading Parquet needs pyarrow")
+    assert "pip install 'spectralink[parquet]'" in err
+    assert not (tmp_path / "o.csv").exists()

@@ -78,7 +78,9 @@ def _build_parser() -> argparse.ArgumentParser:
         help="cluster a feature file under pairwise constraints",
         description="Cluster the rows of DATA and write one label per line to OUTPUT.",
     )
-    p.add_argument("data", metavar="DATA", help="features: .csv (optional header), .npy or .npz")
+    p.add_argument(
+        "data", metavar="DATA", help="features: .csv (optional header), .parquet, .npy or .npz"
+    )
     p.add_argument(
         "-k",
         "--n-clusters",
@@ -226,7 +228,9 @@ def _build_parser() -> argparse.ArgumentParser:
         "most, and write them to OUTPUT with an empty 'kind' column to fill with ml/cl "
         "(or, with --interactive, ask them in the terminal and save the answers).",
     )
-    p.add_argument("data", metavar="DATA", help="features: .csv (optional header), .npy or .npz")
+    p.add_argument(
+        "data", metavar="DATA", help="features: .csv (optional header), .parquet, .npy or .npz"
+    )
     p.add_argument(
         "-k",
         "--n-clusters",
@@ -444,11 +448,14 @@ def read_matrix(
     columns: str | None = None,
     drop: str | None = None,
 ) -> tuple[np.ndarray, np.ndarray | None]:
-    """Features from ``.csv``/``.tsv``/``.txt`` (optional header), ``.npy`` or ``.npz``.
+    """Features from ``.csv``/``.tsv``/``.txt`` (optional header), ``.parquet``, ``.npy``
+    or ``.npz``.
 
     Returns ``(X, y)``; ``y`` is the ``y`` array of an ``.npz`` file, else ``None``.
     ``header``, ``columns`` and ``drop`` apply to text tables, see
-    :func:`spectralink.io.read_text_table` (a pandas index column is dropped).
+    :func:`spectralink.io.read_text_table` (a pandas index column is dropped);
+    ``columns`` and ``drop`` also to Parquet files
+    (:func:`spectralink.io.read_parquet_table`, which needs ``spectralink[parquet]``).
     """
     X, y, _ = _read_features(path, header=header, columns=columns, drop=drop)
     return X, y
@@ -456,7 +463,7 @@ def read_matrix(
 
 def _read_features(path, *, header="auto", columns=None, drop=None, id_column=None):
     """``(X, y, table)``; ``table`` is the :class:`spectralink.io.Table` of a text file."""
-    from .io import read_text_table
+    from .io import PARQUET_SUFFIXES, read_parquet_table, read_text_table
 
     path = Path(path)
     suffix = path.suffix.lower()
@@ -470,7 +477,10 @@ def _read_features(path, *, header="auto", columns=None, drop=None, id_column=No
             if v is not None
         ]
         if given:
-            raise ValueError(f"{given[0]} applies to text tables (.csv, .tsv, .txt), not {path}.")
+            raise ValueError(
+                f"{given[0]} applies to text tables (.csv, .tsv, .txt) and Parquet files, "
+                f"not {path}."
+            )
     if suffix == ".npy":
         X = _load_npy(path)
     elif suffix == ".npz":
@@ -486,6 +496,11 @@ def _read_features(path, *, header="auto", columns=None, drop=None, id_column=No
                 f"(found {', '.join(found) or 'nothing'})."
             )
         X, y = arrays["X"], arrays.get("y")
+    elif suffix in PARQUET_SUFFIXES:
+        if header != "auto":
+            raise ValueError(f"--header applies to text tables, not {path}.")
+        table = read_parquet_table(path, columns=columns, drop=drop, id_column=id_column)
+        X = table.X
     elif suffix in (".csv", ".tsv", ".txt"):
         table = read_text_table(
             path,
@@ -499,7 +514,7 @@ def _read_features(path, *, header="auto", columns=None, drop=None, id_column=No
     else:
         raise ValueError(
             f"{path}: unsupported data format {suffix or '(none)'!r}; "
-            "use .csv, .tsv, .txt, .npy or .npz."
+            "use .csv, .tsv, .txt, .parquet, .npy or .npz."
         )
     if X.ndim == 1:
         X = X.reshape(-1, 1)
