@@ -125,8 +125,9 @@ def embedding_2d(estimator, X) -> tuple[np.ndarray, tuple[str, str]]:
     """Two coordinates per point to draw a clustering in, and their axis labels.
 
     The first two nontrivial coordinates of the fitted spectral embedding
-    (``estimator.embedding_``) where the estimator has one with at least two; else the
-    first two principal components of ``X`` (one feature: the feature and zeros).
+    (``estimator.embedding_``, or its ``best_estimator_``'s after a search) where the
+    estimator has one with at least two; else the first two principal components of ``X``
+    (one feature: the feature and zeros).
 
     Parameters
     ----------
@@ -141,6 +142,8 @@ def embedding_2d(estimator, X) -> tuple[np.ndarray, tuple[str, str]]:
     """
     X = np.asarray(X, dtype=np.float64)
     n = X.shape[0]
+    # a search (Auto, ConstraintSearchCV) draws the embedding of the estimator it chose
+    estimator = getattr(estimator, "best_estimator_", estimator)
     E = getattr(estimator, "embedding_", None)
     if E is not None and not hasattr(E, "compute"):  # a Dask embedding is not gathered
         E = np.asarray(E, dtype=np.float64)
