@@ -445,6 +445,7 @@ class FCSC(ConstrainedClusteringMixin):
     n_init : int, default=10
         k-means restarts (K-way).
     random_state : int, RandomState or None
+        Seeds the eigensolver start and k-means.
 
     Attributes
     ----------
@@ -507,6 +508,9 @@ class FCSC(ConstrainedClusteringMixin):
     applications. Data Mining and Knowledge Discovery 28(1).
     """
 
+    _requires_constraints = True
+    _max_samples_param = "max_samples"
+    _scale = "dense n x n eigenproblem: O(n^2) memory, O(n^3) time"
     _parameter_constraints = {
         **COMMON_CONSTRAINTS,
         "affinity": [StrOptions({"knn", "rbf", "precomputed"})],
