@@ -13,8 +13,14 @@ from spectralink.neighbors import kneighbors, round_distances, search
 
 def brute_force(Q, B, k, exclude_self=False):
     """Float64 brute force, distances rounded as the library does, ties by the smaller index."""
-    diff = Q[:, None, :] - B[None, :, :]
-    D = round_distances(np.einsum("ijk,ijk->ij", diff, diff))
+    # blocks of query rows: one (n, n, d) difference array would take 1.6 GB on digits
+    D = np.vstack(
+        [
+            np.einsum("ijk,ijk->ij", diff, diff)
+            for diff in (Q[i : i + 64, None, :] - B[None, :, :] for i in range(0, len(Q), 64))
+        ]
+    )
+    D = round_distances(D)
     if exclude_self:
         np.fill_diagonal(D, np.inf)
     order = np.lexsort((np.broadcast_to(np.arange(B.shape[0]), D.shape), D), axis=-1)[:, :k]

@@ -126,21 +126,30 @@ def test_normalize_rows_and_kmeans_rows():
     assert len(set(a)) == 3
 
 
+@pytest.fixture(scope="module")
+def disconnected_graph():
+    """Three separate clusters plus two isolated points, with the dense eigenpairs."""
+    rng = np.random.RandomState(1)
+    X = np.vstack([rng.normal(c, 0.3, size=(900, 2)) for c in (0.0, 50.0, 100.0)])
+    blocks = [knn_affinity(X[i * 900 : (i + 1) * 900], n_neighbors=8) for i in range(3)]
+    W = sp.block_diag(blocks + [sp.csr_matrix((2, 2))]).tocsr()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DisconnectedGraphWarning)
+        vals, vecs = laplacian_eigenvectors(W, 8, solver="dense")
+    return W, vals, vecs
+
+
 @pytest.mark.parametrize("solver", ["arpack", "lobpcg"])
-def test_repeated_zero_eigenvalue_of_disconnected_graph(solver):
+def test_repeated_zero_eigenvalue_of_disconnected_graph(disconnected_graph, solver):
     """Single-vector Lanczos finds a repeated eigenvalue once; the solver must not skip any.
 
     Three separate clusters plus two isolated points: eigenvalue 0 has multiplicity 3, and the
     iterative solvers must return the same spectrum as the dense one.
     """
-    rng = np.random.RandomState(1)
-    X = np.vstack([rng.normal(c, 0.3, size=(900, 2)) for c in (0.0, 50.0, 100.0)])
-    blocks = [knn_affinity(X[i * 900 : (i + 1) * 900], n_neighbors=8) for i in range(3)]
-    W = sp.block_diag(blocks + [sp.csr_matrix((2, 2))]).tocsr()
+    W, vals, vecs = disconnected_graph
     m = 8
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DisconnectedGraphWarning)
-        vals, vecs = laplacian_eigenvectors(W, m, solver="dense")
         lam, V = laplacian_eigenvectors(W, m, solver=solver, random_state=0)
     np.testing.assert_allclose(vals[:3], 0.0, atol=1e-10)
     np.testing.assert_allclose(lam, vals, atol=1e-6)

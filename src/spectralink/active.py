@@ -1156,25 +1156,30 @@ def _check_answer(ans, i, j):
 
 
 # --------------------------------------------------------------------------- files
-def write_pairs_csv(path, pairs, kinds=None, weights=None) -> None:
+def write_pairs_csv(path, pairs, kinds=None, weights=None, ids=None) -> None:
     """Write pairs in the constraints CSV format (``i,j,kind[,weight]``), atomically.
 
     ``kinds`` (``"ml"``/``"cl"`` per pair) ``None`` leaves the ``kind`` column empty: a
     file of questions that a person fills with ``ml`` or ``cl``. ``weights`` adds the
-    weight column. The file is written whole or not at all.
+    weight column. ``ids`` (one per row of the data) names the rows by ID instead of
+    index, as :func:`spectralink.constraints.read_constraints_csv` reads them back with
+    the same ``ids``. The file is written whole or not at all.
     """
+    import csv
+
     from .experiments import atomic_write
 
     pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
     kinds = [""] * len(pairs) if kinds is None else list(kinds)
     if len(kinds) != len(pairs):
         raise ValueError(f"{len(pairs)} pairs but {len(kinds)} kinds.")
-    header = "i,j,kind" + (",weight" if weights is not None else "") + "\n"
+    names = pairs.tolist() if ids is None else [[str(ids[i]), str(ids[j])] for i, j in pairs]
     with atomic_write(path, "w", newline="") as fh:
-        fh.write(header)
-        for r, ((i, j), kind) in enumerate(zip(pairs.tolist(), kinds, strict=True)):
-            extra = f",{float(weights[r]):g}" if weights is not None else ""
-            fh.write(f"{i},{j},{kind}{extra}\n")
+        writer = csv.writer(fh, lineterminator="\n")  # quotes an ID holding a comma
+        writer.writerow(["i", "j", "kind"] + (["weight"] if weights is not None else []))
+        for r, ((i, j), kind) in enumerate(zip(names, kinds, strict=True)):
+            extra = [f"{float(weights[r]):g}"] if weights is not None else []
+            writer.writerow([i, j, kind, *extra])
 
 
 def _constraint_rows(constraints: Constraints):
@@ -1208,6 +1213,7 @@ def ask_in_terminal(
     random_state=None,
     input_fn: Callable[[str], str] | None = None,
     print_fn: Callable[..., None] | None = None,
+    ids=None,
 ) -> AnswerReport:
     """Ask up to ``n_pairs`` pairs one by one in a terminal; save every answer at once.
 
@@ -1234,6 +1240,8 @@ def ask_in_terminal(
     input_fn, print_fn : callable, default=None
         How questions are read and printed (``None``: the built-in ``input`` and
         ``print``).
+    ids : sequence of str, default=None
+        Row IDs: shown in the questions and written in ``output`` instead of indices.
 
     Returns
     -------
@@ -1266,7 +1274,7 @@ def ask_in_terminal(
     since_fit = 0
 
     def save():
-        write_pairs_csv(output, rows_p, rows_k, rows_w)
+        write_pairs_csv(output, rows_p, rows_k, rows_w, ids=ids)
 
     try:
         while report.n_asked < n_pairs:
@@ -1277,7 +1285,8 @@ def ask_in_terminal(
                 report.stopped = "exhausted"
                 break
             i, j = (int(v) for v in pair[0])
-            print_fn(f"pair {report.n_asked + 1}/{n_pairs}: rows {i} and {j}")
+            named = "" if ids is None else f" (IDs {ids[i]} and {ids[j]})"
+            print_fn(f"pair {report.n_asked + 1}/{n_pairs}: rows {i} and {j}{named}")
             print_fn(_row_text(Xv, i))
             print_fn(_row_text(Xv, j))
             while True:

@@ -219,6 +219,7 @@ class Auto(ConstrainedClusteringMixin):
     (90,)
     """
 
+    _scale = "a cross-validated search: some 30 candidates, each fitted per fold"
     _parameter_constraints = {
         "n_clusters": [Int(2)],
         "methods": [list, tuple, None],

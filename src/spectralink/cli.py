@@ -1,8 +1,9 @@
-"""The ``spectralink`` command: ``cluster``, ``compare``, ``query`` and ``datasets``.
+"""The ``spectralink`` command: ``cluster``, ``compare``, ``query``, ``methods``, ``datasets``.
 
 ``spectralink cluster DATA -k K --method NAME``  cluster a .csv/.npy/.npz feature file
 ``spectralink compare``                          the papers' protocol on a dataset or labelled file
 ``spectralink query DATA -k K -o ASK.csv``       the next pairs to ask a person
+``spectralink methods [NAME]``                   the methods' capabilities, or NAME's parameters
 ``spectralink datasets``                         the dataset names and where files are read
 
 User mistakes (missing file, bad CSV, unknown method or dataset, invalid parameter,
@@ -16,6 +17,7 @@ import argparse
 import ast
 import contextlib
 import csv
+import inspect
 import os
 import sys
 import warnings
@@ -26,7 +28,7 @@ import numpy as np
 
 from . import __version__
 
-__all__ = ["main", "read_labels", "read_matrix"]
+__all__ = ["encode_labels", "main", "read_labels", "read_matrix"]
 
 _BASELINES = ("ncut", "sl", "copkmeans")
 DEFAULT_DATASET = "iris"
@@ -76,7 +78,9 @@ def _build_parser() -> argparse.ArgumentParser:
         help="cluster a feature file under pairwise constraints",
         description="Cluster the rows of DATA and write one label per line to OUTPUT.",
     )
-    p.add_argument("data", metavar="DATA", help="features: .csv (optional header), .npy or .npz")
+    p.add_argument(
+        "data", metavar="DATA", help="features: .csv (optional header), .parquet, .npy or .npz"
+    )
     p.add_argument(
         "-k",
         "--n-clusters",
@@ -87,34 +91,13 @@ def _build_parser() -> argparse.ArgumentParser:
         help="number of clusters",
     )
     p.add_argument("-m", "--method", default="ncut", help="method name, or 'auto' (default: ncut)")
-    p.add_argument(
-        "--header",
-        choices=("auto", "yes", "no"),
-        default="auto",
-        help="whether the first line of a text DATA file names the columns; 'auto': when a "
-        "cell is not a number or the line is exactly 0,1,...,d-1 (default: auto)",
-    )
-    p.add_argument(
-        "--columns",
-        metavar="COLS",
-        help="comma-separated feature columns of DATA, by name or 1-based position",
-    )
-    p.add_argument(
-        "--drop",
-        metavar="COLS",
-        help="comma-separated columns of DATA to leave out, by name or 1-based position",
-    )
-    p.add_argument(
-        "--id-column",
-        metavar="COL",
-        help="column of DATA (name or 1-based position) holding row IDs: not a feature, "
-        "written beside the labels (header 'id,label')",
-    )
+    _add_table_options(p, ids="written beside the labels (header 'id,label')")
     p.add_argument(
         "-c",
         "--constraints",
         metavar="PAIRS_CSV",
-        help="CSV with columns i,j,kind[,weight]; kind ml/cl (0-based indices)",
+        help="CSV with columns i,j,kind[,weight]; kind ml/cl; i,j 0-based row indices, or "
+        "row IDs with --id-column",
     )
     p.add_argument(
         "-y",
@@ -123,12 +106,25 @@ def _build_parser() -> argparse.ArgumentParser:
         help="true labels (one per line, .csv or .npy) to print the scores",
     )
     p.add_argument(
+        "--labeled",
+        metavar="Y_PARTIAL",
+        help="labels known for some rows (one per line; negative or empty: unlabelled): "
+        "all pairs among the labelled rows become constraints, and with --labels only the "
+        "other rows are scored",
+    )
+    p.add_argument(
         "-p",
         "--param",
         action="append",
         default=[],
         metavar="KEY=VALUE",
         help="method parameter, repeatable (e.g. --param n_neighbors=10)",
+    )
+    p.add_argument(
+        "--plot",
+        metavar="FILE.png",
+        help="draw the clustering in 2-d (the fitted spectral embedding's first two "
+        "nontrivial coordinates, else PCA of DATA), must-links solid, cannot-links dashed",
     )
     p.add_argument("--random-state", type=int, default=0, metavar="S", help="seed (default: 0)")
     p.add_argument(
@@ -276,7 +272,9 @@ def _build_parser() -> argparse.ArgumentParser:
         "most, and write them to OUTPUT with an empty 'kind' column to fill with ml/cl "
         "(or, with --interactive, ask them in the terminal and save the answers).",
     )
-    p.add_argument("data", metavar="DATA", help="features: .csv (optional header), .npy or .npz")
+    p.add_argument(
+        "data", metavar="DATA", help="features: .csv (optional header), .parquet, .npy or .npz"
+    )
     p.add_argument(
         "-k",
         "--n-clusters",
@@ -286,6 +284,7 @@ def _build_parser() -> argparse.ArgumentParser:
         dest="k",
         help="number of clusters",
     )
+    _add_table_options(p, ids="naming the rows in OUTPUT and in --constraints")
     p.add_argument(
         "-c",
         "--constraints",
@@ -339,6 +338,17 @@ def _build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_query)
 
     p = sub.add_parser(
+        "methods",
+        parents=[common],
+        help="list the methods and what each can do, or one method's parameters",
+        description="Without NAME: every method with its capabilities (k = 2 only, "
+        "constraints, largest n, predict, Dask). With NAME: that method's parameters, "
+        "their defaults and meanings.",
+    )
+    p.add_argument("name", nargs="?", metavar="NAME", help="a method name (see the list)")
+    p.set_defaults(func=_cmd_methods)
+
+    p = sub.add_parser(
         "datasets",
         parents=[common],
         help="list dataset names and the data directory",
@@ -353,6 +363,47 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=_cmd_datasets)
     return parser
+
+
+def _add_table_options(p: argparse.ArgumentParser, *, ids: str) -> None:
+    """The options that say how to read a text DATA table (``cluster`` and ``query``)."""
+    p.add_argument(
+        "--header",
+        choices=("auto", "yes", "no"),
+        default="auto",
+        help="whether the first line of a text DATA file names the columns; 'auto': when a "
+        "cell is not a number or the line is exactly 0,1,...,d-1 (default: auto)",
+    )
+    p.add_argument(
+        "--columns",
+        metavar="COLS",
+        help="comma-separated feature columns of DATA, by name or 1-based position",
+    )
+    p.add_argument(
+        "--drop",
+        metavar="COLS",
+        help="comma-separated columns of DATA to leave out, by name or 1-based position",
+    )
+    p.add_argument(
+        "--id-column",
+        metavar="COL",
+        help=f"column of DATA (name or 1-based position) holding row IDs: not a feature, {ids}",
+    )
+
+
+def _read_table_args(args) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+    """``(X, y of an .npz, ids)`` of ``args.data`` read with the table options; notes on
+    stderr."""
+    X, y, table = _read_features(
+        args.data,
+        header=args.header,
+        columns=args.columns,
+        drop=args.drop,
+        id_column=args.id_column,
+    )
+    for note in table.notes if table is not None else ():
+        print(f"spectralink: note: {note}", file=sys.stderr)
+    return X, y, (table.ids if table is not None else None)
 
 
 def _parse_value(text: str):
@@ -441,11 +492,14 @@ def read_matrix(
     columns: str | None = None,
     drop: str | None = None,
 ) -> tuple[np.ndarray, np.ndarray | None]:
-    """Features from ``.csv``/``.tsv``/``.txt`` (optional header), ``.npy`` or ``.npz``.
+    """Features from ``.csv``/``.tsv``/``.txt`` (optional header), ``.parquet``, ``.npy``
+    or ``.npz``.
 
     Returns ``(X, y)``; ``y`` is the ``y`` array of an ``.npz`` file, else ``None``.
     ``header``, ``columns`` and ``drop`` apply to text tables, see
-    :func:`spectralink.io.read_text_table` (a pandas index column is dropped).
+    :func:`spectralink.io.read_text_table` (a pandas index column is dropped);
+    ``columns`` and ``drop`` also to Parquet files
+    (:func:`spectralink.io.read_parquet_table`, which needs ``spectralink[parquet]``).
     """
     X, y, _ = _read_features(path, header=header, columns=columns, drop=drop)
     return X, y
@@ -453,7 +507,7 @@ def read_matrix(
 
 def _read_features(path, *, header="auto", columns=None, drop=None, id_column=None):
     """``(X, y, table)``; ``table`` is the :class:`spectralink.io.Table` of a text file."""
-    from .io import read_text_table
+    from .io import PARQUET_SUFFIXES, read_parquet_table, read_text_table
 
     path = Path(path)
     suffix = path.suffix.lower()
@@ -467,7 +521,10 @@ def _read_features(path, *, header="auto", columns=None, drop=None, id_column=No
             if v is not None
         ]
         if given:
-            raise ValueError(f"{given[0]} applies to text tables (.csv, .tsv, .txt), not {path}.")
+            raise ValueError(
+                f"{given[0]} applies to text tables (.csv, .tsv, .txt) and Parquet files, "
+                f"not {path}."
+            )
     if suffix == ".npy":
         X = _load_npy(path)
     elif suffix == ".npz":
@@ -483,6 +540,11 @@ def _read_features(path, *, header="auto", columns=None, drop=None, id_column=No
                 f"(found {', '.join(found) or 'nothing'})."
             )
         X, y = arrays["X"], arrays.get("y")
+    elif suffix in PARQUET_SUFFIXES:
+        if header != "auto":
+            raise ValueError(f"--header applies to text tables, not {path}.")
+        table = read_parquet_table(path, columns=columns, drop=drop, id_column=id_column)
+        X = table.X
     elif suffix in (".csv", ".tsv", ".txt"):
         table = read_text_table(
             path,
@@ -496,7 +558,7 @@ def _read_features(path, *, header="auto", columns=None, drop=None, id_column=No
     else:
         raise ValueError(
             f"{path}: unsupported data format {suffix or '(none)'!r}; "
-            "use .csv, .tsv, .txt, .npy or .npz."
+            "use .csv, .tsv, .txt, .parquet, .npy or .npz."
         )
     if X.ndim == 1:
         X = X.reshape(-1, 1)
@@ -523,13 +585,27 @@ def _load_npy(path: Path) -> np.ndarray:
         raise ValueError(f"{path}: {exc}") from None
 
 
-def read_labels(path: str | os.PathLike, n_samples: int | None = None) -> np.ndarray:
+#: first lines taken as a column name above labels that are themselves names
+_LABEL_HEADERS = {"label", "labels", "y", "class", "classes", "target", "cluster", "truth"}
+
+
+def read_labels(
+    path: str | os.PathLike, n_samples: int | None = None, *, return_names: bool = False
+):
     """One label per line from ``.csv``/``.txt`` (optional header) or a 1-d ``.npy``.
 
     Integer labels stay integers; other labels are kept as strings. An empty cell (a
     blank line between labels, or ``nan``) means unlabelled: it becomes ``-1`` among
     integer labels and ``""`` among string labels, which
     :meth:`Constraints.from_labels` and :meth:`Constraints.from_labeled_subset` skip.
+
+    The first line is a header when it is not a number and the next is; when the file
+    has exactly ``n_samples + 1`` lines; or when it is a usual column name (``label``,
+    ``class``, ``y``, ...) found nowhere else in the file.
+
+    With ``return_names=True`` returns ``(codes, names)``: integer codes ``0..c-1``
+    indexing ``names`` (the distinct labels, sorted), and ``-1`` for unlabelled rows
+    (see :func:`encode_labels`).
     """
     path = Path(path)
     if not path.is_file():
@@ -552,15 +628,30 @@ def read_labels(path: str | os.PathLike, n_samples: int | None = None) -> np.nda
                         f"{path}:{lineno}: expected one label per line, got {len(row)} fields."
                     )
                 values.append(row[0] if row else "")
-        while values and values[-1] == "":  # trailing blank lines are not rows
+        n_lines = len(values)
+        while values and values[-1] == "":  # trailing blank lines are not rows...
             values.pop()
-        # a non-numeric first line followed by numeric labels is a header
         first, second = (values + ["", ""])[:2]
-        if first and not _is_number(first) and _is_number(second):
+        if (
+            first
+            and not _is_number(first)
+            and (
+                _is_number(second)  # a name above numeric labels
+                or (n_samples is not None and len(values) == n_samples + 1)
+                or (first.lower() in _LABEL_HEADERS and first not in values[1:])
+            )
+        ):
             values = values[1:]
+            n_lines -= 1
+        if n_samples is not None and len(values) < n_samples <= n_lines:
+            # ...unless the rows need them: the last rows' labels are empty (unlabelled)
+            values += [""] * (n_samples - len(values))
         if not values:
             raise ValueError(f"{path}: holds no labels.")
-        values = ["" if v.lower() == "nan" else v for v in values]
+        # nan, and a negative number even among names, mean unlabelled
+        values = [
+            "" if v.lower() == "nan" or (_is_number(v) and float(v) < 0) else v for v in values
+        ]
         known = [v for v in values if v != ""]
         if known and all(_is_integral(v) for v in known):
             y = np.array([int(float(v)) if v else -1 for v in values], dtype=np.int64)
@@ -568,7 +659,23 @@ def read_labels(path: str | os.PathLike, n_samples: int | None = None) -> np.nda
             y = np.array(values)
     if n_samples is not None and len(y) != n_samples:
         raise ValueError(f"{path}: has {len(y)} labels but the data has {n_samples} rows.")
-    return y
+    return encode_labels(y) if return_names else y
+
+
+def encode_labels(y) -> tuple[np.ndarray, np.ndarray]:
+    """``(codes, names)``: labels as integer codes into ``names``, ``-1`` when unlabelled.
+
+    ``names`` holds the distinct labels (sorted); a negative number, NaN or an empty
+    string is unlabelled (the rule of :meth:`Constraints.from_labels`).
+    """
+    from .constraints import _labeled_mask
+
+    y = np.asarray(y)
+    known = _labeled_mask(y)
+    names, inverse = np.unique(y[known], return_inverse=True)
+    codes = np.full(len(y), -1, dtype=np.int64)
+    codes[known] = inverse.ravel()
+    return codes, names
 
 
 def _is_integral(text: str) -> bool:
@@ -602,24 +709,22 @@ def _cmd_cluster(args) -> int:
 
     out = Path(args.output)
     _check_output_path(out)
+    if args.plot is not None:
+        _check_output_path(Path(args.plot))
+        if Path(args.plot).suffix.lower() != ".png":
+            raise ValueError(f"--plot {args.plot}: the figure is written as PNG; name it .png.")
     params = _parse_params(args.param, allow_prefix=False).get(None, {})
     cls = get_method(args.method)
     _check_method_params(args.method, params)
-    X, y_npz, table = _read_features(
-        args.data,
-        header=args.header,
-        columns=args.columns,
-        drop=args.drop,
-        id_column=args.id_column,
-    )
-    ids = table.ids if table is not None else None
-    for note in table.notes if table is not None else ():
-        print(f"spectralink: note: {note}", file=sys.stderr)
+    X, y_npz, ids = _read_table_args(args)
     n = X.shape[0]
-    y = read_labels(args.labels, n) if args.labels else y_npz
+    y = read_labels(args.labels, n, return_names=True)[0] if args.labels else y_npz
     if y is not None and len(y) != n:
         raise ValueError(f"{args.data}: y has {len(y)} labels but X has {n} rows.")
-    cons = _read_answered(args.constraints, n) if args.constraints else None
+    cons = _read_answered(args.constraints, n, ids) if args.constraints else None
+    given = None  # rows whose label --labeled gives: constrained, so not scored
+    if args.labeled:
+        cons, given = _labeled_constraints(args.labeled, n, cons)
 
     est = cls(n_clusters=args.k, **params)
     if "random_state" not in params and "random_state" in est.get_params():
@@ -650,15 +755,35 @@ def _cmd_cluster(args) -> int:
         print(f"  chose      {est.describe()}")
     if y is not None:
         known = _labeled_mask(np.asarray(y))  # unlabelled rows (-1, empty) are not scored
-        if not known.all():
+        if given is not None:
+            known &= ~given
+            print(f"  scored on the {int(known.sum())} of {n} points not labelled by --labeled")
+        elif not known.all():
             print(f"  scored on the {int(known.sum())} labelled of {n} points")
+        if not known.any():
+            raise ValueError("no row is left to score: every row is unlabelled or given.")
         y, scored = np.asarray(y)[known], labels[known]
-        print(f"  error      {clustering_error(y, scored):.4f}")
+        error = clustering_error(y, scored)
+        print(f"  accuracy   {1 - error:.4f}")
+        print(f"  error      {error:.4f}")
         print(f"  ARI        {adjusted_rand_score(y, scored):.4f}")
         print(f"  NMI        {normalized_mutual_info_score(y, scored):.4f}")
     if cons is not None:
         print(f"  violated   {violated_fraction(labels, cons):.4f}")
     print(f"labels written to {out}")
+    if args.plot is not None:
+        from .plots import embedding_2d, plot_clustering
+
+        coords, axes = embedding_2d(est, X)
+        plot_clustering(
+            coords,
+            labels,
+            cons,
+            args.plot,
+            axis_labels=axes,
+            title=f"{Path(args.data).name}: {args.method}, k={args.k}",
+        )
+        print(f"plot written to {args.plot} ({axes[0].rsplit(' ', 1)[0]} coordinates)")
     return 0
 
 
@@ -687,11 +812,45 @@ def _verbose(enabled: bool):
         logger.setLevel(level)
 
 
-def _read_answered(path, n: int):
-    """Constraints from a file in which some rows may still lack an answer."""
+def _labeled_constraints(path, n: int, cons):
+    """All pairs among the rows ``path`` labels (joined with ``cons``), and those rows."""
     from .constraints import Constraints
 
-    cons = Constraints.from_csv(path, n, skip_unanswered=True)
+    codes, names = read_labels(path, n, return_names=True)
+    given = codes >= 0
+    m = int(given.sum())
+    if m < 2:
+        raise ValueError(f"{path}: {m} labelled row(s); pairs need at least 2.")
+    pairs = Constraints.from_labeled_subset(codes, m)
+    print(
+        f"spectralink: note: {path}: {m} labelled rows in {len(names)} classes "
+        f"({', '.join(map(str, names[:10]))}{', ...' if len(names) > 10 else ''}): "
+        f"{pairs.n_must_link} must-links, {pairs.n_cannot_link} cannot-links",
+        file=sys.stderr,
+    )
+    if cons is not None:
+        pairs = Constraints(
+            np.vstack([cons.must_link, pairs.must_link]),
+            np.vstack([cons.cannot_link, pairs.cannot_link]),
+            n_samples=n,
+            weights=np.concatenate(
+                [cons.ml_weights, pairs.ml_weights, cons.cl_weights, pairs.cl_weights]
+            ),
+        )
+    return pairs, given
+
+
+def _read_answered(path, n: int, ids=None):
+    """Constraints from a file in which some rows may still lack an answer; with
+    ``ids``, the file names rows by ID."""
+    from .constraints import Constraints
+
+    try:
+        cons = Constraints.from_csv(path, n, skip_unanswered=True, ids=ids)
+    except ValueError as exc:
+        if ids is not None and "IDs must be distinct" in str(exc):
+            raise ValueError(f"--id-column: {exc}") from None
+        raise
     if cons.n_unanswered:
         print(
             f"spectralink: note: {path}: {cons.n_unanswered} row(s) without a kind "
@@ -709,9 +868,12 @@ def _cmd_query(args) -> int:
     if args.n_pairs < 1:
         raise ValueError(f"--n-pairs must be >= 1, got {args.n_pairs}.")
     strategy = active._check_strategy(args.strategy)
-    X, _ = read_matrix(args.data)
+    X, _, ids = _read_table_args(args)
     n = X.shape[0]
-    cons = _read_answered(args.constraints, n) if args.constraints else None
+    if ids is not None and len(set(ids)) != n:
+        dup = next(str(v) for t, v in enumerate(ids) if v in ids[:t])
+        raise ValueError(f"--id-column: the ID {dup!r} names more than one row.")
+    cons = _read_answered(args.constraints, n, ids) if args.constraints else None
     est = None
     if args.method is not None:
         from .methods import get_method
@@ -733,6 +895,7 @@ def _cmd_query(args) -> int:
             estimator=est,
             strategy=strategy,
             random_state=args.random_state,
+            ids=ids,
         )
         kept = report.n_asked - report.n_skipped - len(report.dropped)
         where = f"saved in {out}" if kept else "nothing written"
@@ -749,7 +912,7 @@ def _cmd_query(args) -> int:
         strategy=strategy,
         random_state=args.random_state,
     )
-    active.write_pairs_csv(out, pairs)
+    active.write_pairs_csv(out, pairs, ids=ids)
     print(
         f"{len(pairs)} pair(s) chosen by '{strategy}' written to {out}: fill the kind "
         "column with ml (same group) or cl (different groups)"
@@ -1179,6 +1342,62 @@ def _report_problems(records) -> None:
         print("\n" + "\n".join(lines))
 
 
+def _capabilities(info) -> dict[str, str]:
+    """Printable capability cells of a :class:`spectralink.catalog.MethodInfo`."""
+    if info.requires_constraints:
+        constraints = "required"
+    else:
+        constraints = "used" if info.uses_constraints else "ignored"
+    return {
+        "k": "2 only" if info.two_clusters_only else "any",
+        "constraints": constraints,
+        "largest n": "-" if info.max_samples is None else str(info.max_samples),
+        "predict": "yes" if info.predicts else "no",
+        "dask": "yes" if info.dask else "no",
+        "scale": info.scale,
+    }
+
+
+def _print_rows(rows: list[tuple[str, ...]]) -> None:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for r in rows:
+        print("  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip())
+
+
+def _cmd_methods(args) -> int:
+    from .catalog import describe, describe_all
+
+    if args.name is None:
+        infos = describe_all()
+        rows = [("name", "class", *_capabilities(infos[0]))]
+        rows += [(m.name, m.class_name, *_capabilities(m).values()) for m in infos]
+        _print_rows(rows)
+        print(
+            "\nlargest n: the cap at the defaults ('-': none). "
+            "'spectralink methods NAME' lists a method's parameters."
+        )
+        return 0
+    info = describe(args.name)
+    print(f"{info.name} ({info.class_name}): {info.summary}")
+    for key, value in _capabilities(info).items():
+        if key == "largest n" and info.max_samples is not None:
+            from .methods import get_method
+
+            value += f" (parameter {get_method(info.name)._max_samples_param})"
+        print(f"  {key + ':':<13}{value}")
+    print("parameters (--param NAME=VALUE):")
+    rows = [
+        (
+            f"  {p.name}",
+            "(required)" if p.default is inspect.Parameter.empty else f"= {p.default!r}",
+            p.summary,
+        )
+        for p in info.params
+    ]
+    _print_rows(rows)
+    return 0
+
+
 def _cmd_datasets(args) -> int:
     from .datasets import BENCHMARK_DATASETS, BUNDLED_DATASETS, data_home, list_datasets
 
@@ -1199,9 +1418,7 @@ def _cmd_datasets(args) -> int:
             status = "available" if ok else "missing"
         shape = {**BENCHMARK_DATASETS, **_BUNDLED_SHAPES}.get(name, ("", "", ""))
         rows.append((name, status, *map(str, shape)))
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    for r in rows:
-        print("  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip())
+    _print_rows(rows)
     return 0
 
 
@@ -1233,7 +1450,7 @@ def main(argv: list[str] | None = None) -> int:
         return int(exc.code or 0) if not isinstance(exc.code, str) else 2
     if args.command is None:
         print(
-            "spectralink: error: choose a command: cluster, compare, query or datasets "
+            "spectralink: error: choose a command: cluster, compare, query, methods or datasets "
             "(see 'spectralink --help')",
             file=sys.stderr,
         )

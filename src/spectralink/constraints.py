@@ -412,10 +412,15 @@ class Constraints:
 
     @classmethod
     def from_csv(
-        cls, path: str | PathLike, n_samples: int, *, skip_unanswered: bool = False
+        cls,
+        path: str | PathLike,
+        n_samples: int,
+        *,
+        skip_unanswered: bool = False,
+        ids=None,
     ) -> Constraints:
         """Read pairs from a CSV file; see :func:`read_constraints_csv`."""
-        return read_constraints_csv(path, n_samples, skip_unanswered=skip_unanswered)
+        return read_constraints_csv(path, n_samples, skip_unanswered=skip_unanswered, ids=ids)
 
 
 def _check_labels(y) -> np.ndarray:
@@ -453,16 +458,33 @@ def _check_count(value, name: str) -> int:
 
 
 def read_constraints_csv(
-    path: str | PathLike, n_samples: int, *, skip_unanswered: bool = False
+    path: str | PathLike, n_samples: int, *, skip_unanswered: bool = False, ids=None
 ) -> Constraints:
     """Read constraints from a CSV file with columns ``i,j,kind[,weight]``.
 
     ``kind`` is ``ml``/``cl``, ``must-link``/``cannot-link`` or ``1``/``-1``. A header
-    row is optional (detected when its first field is not an integer). Indices are
-    0-based. With ``skip_unanswered=True`` a row whose ``kind`` is empty (a pair written
-    by ``spectralink query`` and not answered yet) is skipped and counted in the
-    returned object's ``n_unanswered``; otherwise it is an error.
+    row is optional (detected when its first field is not an integer, or not an ID).
+    Indices are 0-based. With ``skip_unanswered=True`` a row whose ``kind`` is empty (a
+    pair written by ``spectralink query`` and not answered yet) is skipped and counted
+    in the returned object's ``n_unanswered``; otherwise it is an error.
+
+    ``ids`` (one string per row of the data, all distinct) makes ``i`` and ``j`` row IDs
+    instead of indices: each is looked up among ``ids``.
     """
+    position = None
+    if ids is not None:
+        ids = [str(v) for v in ids]
+        if len(ids) != n_samples:
+            raise ValueError(f"{len(ids)} IDs for {n_samples} rows.")
+        position = {v: t for t, v in enumerate(ids)}
+        if len(position) != len(ids):
+            seen: set[str] = set()
+            dup = next(v for v in ids if v in seen or seen.add(v))
+            raise ValueError(f"the ID {dup!r} names more than one row; IDs must be distinct.")
+
+    def is_row(text: str) -> bool:
+        return text in position if position is not None else _is_int(text)
+
     ml, cl, wml, wcl = [], [], [], []
     unanswered = 0
     with open(path, newline="") as fh:
@@ -471,16 +493,24 @@ def read_constraints_csv(
             row = [c.strip() for c in row]
             if not row or all(c == "" for c in row) or row[0].startswith("#"):
                 continue
-            if lineno == 1 and not _is_int(row[0]):
+            if lineno == 1 and not is_row(row[0]):
                 continue  # header
             if skip_unanswered and len(row) in (2, 3, 4) and (len(row) == 2 or row[2] == ""):
-                if _is_int(row[0]) and _is_int(row[1]):
+                if is_row(row[0]) and is_row(row[1]):
                     unanswered += 1
                     continue
             if len(row) not in (3, 4):
                 raise ValueError(
                     f"{path}:{lineno}: expected 'i,j,kind[,weight]', got {','.join(row)!r}."
                 )
+            if position is not None:
+                unknown = [v for v in row[:2] if v not in position]
+                if unknown:
+                    raise ValueError(
+                        f"{path}:{lineno}: no row has the ID {unknown[0]!r} (pairs name rows "
+                        "by their ID when the data has an ID column)."
+                    )
+                row[:2] = [str(position[row[0]]), str(position[row[1]])]
             if not (_is_int(row[0]) and _is_int(row[1])):
                 raise ValueError(
                     f"{path}:{lineno}: indices must be integers, got {row[0]!r}, {row[1]!r}."

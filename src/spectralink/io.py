@@ -1,10 +1,12 @@
-"""Reading feature tables as users have them: CSV/TSV/whitespace text files.
+"""Reading feature tables as users have them: CSV/TSV/whitespace text files, and Parquet.
 
 :func:`read_text_table` turns a delimited text file into a float matrix while
 handling what real files hold: a header row (also one of numeric names ``0,1,...``
 as written by ``DataFrame.to_csv`` of a NumPy array), the unnamed index column
 pandas writes first, columns chosen or dropped by name or position, an ID column
 kept aside, and errors that point at the file's line and column (both 1-based).
+:func:`read_parquet_table` reads Parquet files through pandas and pyarrow (the optional
+extra ``spectralink[parquet]``) with the same column options.
 """
 
 from __future__ import annotations
@@ -19,9 +21,11 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["Table", "read_text_table"]
+__all__ = ["PARQUET_SUFFIXES", "Table", "read_parquet_table", "read_text_table"]
 
 HEADER_CHOICES = ("auto", "yes", "no")
+#: file name endings read as Parquet
+PARQUET_SUFFIXES = (".parquet", ".pq")
 
 
 @dataclass
@@ -262,3 +266,101 @@ def read_text_table(
             f"{path}: line {lines[r]}, {label(keep[jj])}: non-finite value {block[r, jj]!r}."
         )
     return Table(X=X, names=names_of(keep), ids=ids, notes=notes)
+
+
+def _import_pandas_for_parquet(path: Path):
+    """pandas, when it and a Parquet engine are installed; else a message naming the extra."""
+    missing = []
+    try:
+        import pandas as pd
+    except ImportError:
+        pd = None
+        missing.append("pandas")
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        missing.append("pyarrow")
+    if missing:
+        raise ValueError(
+            f"{path}: reading Parquet needs {' and '.join(missing)}; install them with "
+            "pip install 'spectralink[parquet]'."
+        )
+    return pd
+
+
+def read_parquet_table(
+    path: str | PathLike,
+    *,
+    columns: str | None = None,
+    drop: str | None = None,
+    id_column: str | None = None,
+) -> Table:
+    """Read a Parquet file of features (through pandas and pyarrow).
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file.
+    columns, drop, id_column : str, optional
+        As in :func:`read_text_table`: columns by name or 1-based position.
+
+    Returns
+    -------
+    table : Table
+
+    Notes
+    -----
+    A DataFrame's index saved in the file is not a feature: a named one (``id`` after
+    ``df.set_index("id")``) becomes a column, first, that ``--id-column`` can name; an
+    unnamed one is left out. Rows in messages are 1-based.
+    """
+    path = Path(path)
+    pd = _import_pandas_for_parquet(path)
+    try:
+        df = pd.read_parquet(path, engine="pyarrow")
+    except Exception as exc:  # pyarrow raises its own types for every kind of bad file
+        raise ValueError(
+            f"{path}: not a readable Parquet file ({' '.join(str(exc).split())})"
+        ) from None
+    notes: list[str] = []
+    if not isinstance(df.index, pd.RangeIndex) or not df.index.equals(pd.RangeIndex(len(df))):
+        named = [str(name) for name in df.index.names if name is not None]
+        if named:
+            df = df.reset_index()
+            notes.append(
+                f"{path}: the saved index ({', '.join(named)}) is read as the first "
+                "column(s); name it with --id-column or leave it out with --drop."
+            )
+        else:
+            notes.append(f"{path}: the saved (unnamed) index is not used as a feature.")
+    if len(df) == 0 or df.shape[1] == 0:
+        raise ValueError(f"{path}: holds no data rows.")
+    names = [str(c) for c in df.columns]
+    n_cols = len(names)
+    id_j = None if id_column is None else _resolve(id_column, names, n_cols, "--id-column")[0]
+    keep = list(range(n_cols))
+    if columns is not None:
+        keep = list(dict.fromkeys(_resolve(columns, names, n_cols, "--columns")))
+    keep = [j for j in keep if j != id_j]
+    if drop is not None:
+        dropped = set(_resolve(drop, names, n_cols, "--drop"))
+        keep = [j for j in keep if j not in dropped]
+    if not keep:
+        raise ValueError(f"{path}: no feature columns are left to use.")
+    for j in keep:
+        col = df.iloc[:, j]
+        if not (pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col)):
+            raise ValueError(
+                f"{path}: column {j + 1} ({names[j]!r}) holds {col.dtype} values; features "
+                f"must be numbers (leave a column out with --drop {names[j]})."
+            )
+    X = df.iloc[:, keep].to_numpy(dtype=np.float64, na_value=np.nan)
+    bad = ~np.isfinite(X)
+    if bad.any():
+        r, jj = np.argwhere(bad)[0]
+        what = "a missing value" if np.isnan(X[r, jj]) else f"non-finite value {X[r, jj]}"
+        raise ValueError(
+            f"{path}: row {r + 1}, column {keep[jj] + 1} ({names[keep[jj]]!r}): {what}."
+        )
+    ids = None if id_j is None else df.iloc[:, id_j].astype(str).to_numpy()
+    return Table(X=np.ascontiguousarray(X), names=[names[j] for j in keep], ids=ids, notes=notes)

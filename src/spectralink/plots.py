@@ -1,4 +1,5 @@
-"""Curves of a score against the number of constraints, from experiment records.
+"""Curves of a score against the number of constraints, from experiment records, and a
+clustering drawn in two dimensions with its constraints.
 
 Figures are drawn on matplotlib's Agg canvas directly (no pyplot, no screen, and the
 user's interactive backend is left alone) and saved as PNG atomically.
@@ -14,7 +15,7 @@ import numpy as np
 
 from .experiments import atomic_write, summarize
 
-__all__ = ["METRIC_LABELS", "plot_metric_curves"]
+__all__ = ["METRIC_LABELS", "embedding_2d", "plot_clustering", "plot_metric_curves"]
 
 #: Axis labels of the record metrics.
 METRIC_LABELS = {
@@ -131,8 +132,167 @@ def plot_metric_curves(
         )
     fig.tight_layout(rect=(0, 0.04 if left_out else 0, 1, 1))
     if path is not None:
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=dpi)
-        with atomic_write(path, "wb") as fh:
-            fh.write(buf.getvalue())
+        _save_png(fig, path, dpi)
+    return fig
+
+
+def _save_png(fig, path, dpi: int) -> None:
+    """Render first, then write the file whole (never a partial PNG)."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi)
+    with atomic_write(path, "wb") as fh:
+        fh.write(buf.getvalue())
+
+
+def _nontrivial_columns(E: np.ndarray) -> np.ndarray:
+    """Columns of an embedding that separate points: not constant, and not of one sign
+    (on a connected graph only the trivial eigenvector, ``D^{1/2} 1``, keeps one sign)."""
+    E = E.reshape(len(E), -1)
+    scale = np.abs(E).max(axis=0)
+    keep = []
+    for c in range(E.shape[1]):
+        col = E[:, c]
+        tol = 1e-9 * max(scale[c], np.finfo(float).tiny)
+        varies = np.ptp(col) > 1e-6 * max(scale[c], np.finfo(float).tiny)
+        one_sign = (col >= -tol).all() or (col <= tol).all()
+        if varies and not one_sign:
+            keep.append(c)
+    return E[:, keep]
+
+
+def embedding_2d(estimator, X) -> tuple[np.ndarray, tuple[str, str]]:
+    """Two coordinates per point to draw a clustering in, and their axis labels.
+
+    The first two nontrivial coordinates of the fitted spectral embedding
+    (``estimator.embedding_``, or its ``best_estimator_``'s after a search) where the
+    estimator has one with at least two; else the first two principal components of ``X``
+    (one feature: the feature and zeros).
+
+    Parameters
+    ----------
+    estimator : fitted estimator
+    X : array-like of shape (n_samples, n_features)
+        The data it was fitted on.
+
+    Returns
+    -------
+    coords : ndarray of shape (n_samples, 2)
+    axis_labels : (str, str)
+    """
+    X = np.asarray(X, dtype=np.float64)
+    n = X.shape[0]
+    # a search (Auto, ConstraintSearchCV) draws the embedding of the estimator it chose
+    estimator = getattr(estimator, "best_estimator_", estimator)
+    E = getattr(estimator, "embedding_", None)
+    if E is not None and not hasattr(E, "compute"):  # a Dask embedding is not gathered
+        E = np.asarray(E, dtype=np.float64)
+        if E.shape[0] == n and np.isfinite(E).all():
+            F = _nontrivial_columns(E)
+            if F.shape[1] >= 2:
+                name = type(estimator).__name__
+                return F[:, :2], (f"{name} embedding 1", f"{name} embedding 2")
+    Xc = X - X.mean(axis=0)
+    if X.shape[1] == 1:
+        return np.column_stack([Xc[:, 0], np.zeros(n)]), ("feature 1", "")
+    # PCA: the leading right singular vectors of the centred data (of an even sample of
+    # rows when there are many: the directions need no more)
+    _, _, vt = np.linalg.svd(Xc[:: n // 20000 + 1], full_matrices=False)
+    return Xc @ vt[:2].T, ("principal component 1", "principal component 2")
+
+
+def plot_clustering(
+    coords,
+    labels,
+    constraints=None,
+    path: str | os.PathLike | None = None,
+    *,
+    axis_labels: tuple[str, str] = ("", ""),
+    title: str | None = None,
+    max_pairs: int = 2000,
+    dpi: int = 120,
+):
+    """Points coloured by cluster; must-links as solid lines, cannot-links dashed.
+
+    Parameters
+    ----------
+    coords : array-like of shape (n_samples, 2)
+        Where to draw each point (e.g. from :func:`embedding_2d`).
+    labels : array-like of shape (n_samples,)
+        Cluster of each point.
+    constraints : Constraints, default=None
+        Pairs to draw between the points.
+    path : path, default=None
+        Where to save the PNG (written atomically). ``None`` only returns the figure.
+    axis_labels : (str, str), default=("", "")
+    title : str, default=None
+    max_pairs : int, default=2000
+        At most this many pairs of each kind are drawn (an even sample, said in the
+        legend), so that many constraints do not hide the points.
+    dpi : int, default=120
+
+    Returns
+    -------
+    fig : matplotlib.figure.Figure
+    """
+    import matplotlib
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.collections import LineCollection
+    from matplotlib.figure import Figure
+
+    P = np.asarray(coords, dtype=np.float64)
+    labels = np.asarray(labels)
+    if P.ndim != 2 or P.shape[1] != 2 or len(P) != len(labels):
+        raise ValueError(
+            f"coords must have shape (n_samples, 2) matching {len(labels)} labels, got {P.shape}."
+        )
+    fig = Figure(figsize=(6.4, 5.2))
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    if constraints is not None:
+        for pairs, style, color, kind in (
+            (constraints.must_link, "solid", "0.15", "must-link"),
+            (constraints.cannot_link, "dashed", "tab:red", "cannot-link"),
+        ):
+            if len(pairs) == 0:
+                continue
+            shown = pairs
+            if len(pairs) > max_pairs:
+                shown = pairs[np.linspace(0, len(pairs) - 1, max_pairs).astype(int)]
+            if len(shown) < len(pairs):
+                what = f"{kind} ({len(shown)} of {len(pairs)} shown)"
+            else:
+                what = f"{kind} ({len(pairs)})"
+            ax.add_collection(
+                LineCollection(
+                    P[shown],
+                    colors=color,
+                    linestyles=style,
+                    linewidths=0.8,
+                    alpha=0.6,
+                    label=what,
+                    zorder=1,
+                )
+            )
+    clusters = np.unique(labels)
+    cmap = "tab10" if len(clusters) <= 10 else "tab20"
+    palette = matplotlib.colormaps[cmap]
+    for t, c in enumerate(clusters):
+        mine = labels == c
+        ax.scatter(
+            P[mine, 0],
+            P[mine, 1],
+            s=12,
+            color=palette(t % palette.N),
+            label=f"cluster {c}",
+            zorder=2,
+            edgecolors="none",
+        )
+    ax.set_xlabel(axis_labels[0])
+    ax.set_ylabel(axis_labels[1])
+    if title:
+        ax.set_title(title)
+    ax.legend(loc="best", frameon=False, fontsize="small", markerscale=1.5)
+    fig.tight_layout()
+    if path is not None:
+        _save_png(fig, path, dpi)
     return fig

@@ -162,6 +162,17 @@ class ConstrainedClusteringMixin(ClusterMixin, BaseEstimator):
     _supports_precomputed = True
     #: whether the method uses the constraints (those that do not skip the violation check)
     _uses_constraints = True
+    # capabilities shown by `spectralink methods` (spectralink.catalog reads them)
+    #: whether the method partitions into k = 2 clusters only
+    _two_clusters_only = False
+    #: whether fit refuses to run without constraints
+    _requires_constraints = False
+    #: name of the parameter capping n_samples (its default is the limit), or None
+    _max_samples_param: str | None = None
+    #: what limits the size of the data, in a few words
+    _scale = "sparse k-NN graph and eigenvectors: large n"
+    #: whether fit accepts a Dask array
+    _supports_dask = False
 
     def fit(self, X, y=None, constraints=None):
         """Cluster ``X`` under pairwise constraints.

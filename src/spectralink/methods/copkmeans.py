@@ -208,6 +208,7 @@ class COPKMeans(ConstrainedClusteringMixin):
     """
 
     _supports_precomputed = False
+    _scale = "k-means in feature space: large n"
     _parameter_constraints = {
         "n_clusters": COMMON_CONSTRAINTS["n_clusters"],
         "init": [StrOptions({"k-means++", "random"})],

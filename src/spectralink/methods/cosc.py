@@ -376,6 +376,7 @@ class COSC(ConstrainedClusteringMixin):
     Parameters
     ----------
     n_clusters : int, default=2
+        Number of clusters k.
     mode : {"hard", "soft", "guaranteed"}, default="hard"
         Two-cluster problem. ``"hard"``: gamma = 0, 0.2, 0.4, ... until the best start
         violates no constraint, then bisection to 1 %, every start warm-started from its
@@ -412,6 +413,7 @@ class COSC(ConstrainedClusteringMixin):
         ``"knn"``: the Gaussian k-NN graph of the library; ``"precomputed"``: ``X`` is the
         affinity.
     n_neighbors : int, default=10
+        Neighbours of the k-NN graph.
     sigma : float, default=None
         Bandwidth of ``affinity="knn"`` only.
     split_rule : {"reference", "min_cut"}, default="reference"
@@ -457,6 +459,7 @@ class COSC(ConstrainedClusteringMixin):
         Threads running the starts of a gamma value in parallel (``None``: 1, ``-1``: all
         processors). The result does not depend on it.
     random_state : int, RandomState or None
+        Seeds the random starts of RatioDCA.
 
     Attributes
     ----------
@@ -494,6 +497,7 @@ class COSC(ConstrainedClusteringMixin):
     Bühler, T., & Hein, M. (2009). Spectral clustering based on the graph p-Laplacian. ICML.
     """
 
+    _scale = "sparse graph; the k-way recursion refits per split (costly for large n, k)"
     _parameter_constraints = {
         **{k: v for k, v in COMMON_CONSTRAINTS.items() if k != "n_init"},
         "mode": [StrOptions({"hard", "soft", "guaranteed"})],

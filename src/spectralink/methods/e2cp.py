@@ -211,6 +211,7 @@ class E2CP(ConstrainedClusteringMixin):
     n_init : int, default=10
         k-means restarts.
     random_state : int, RandomState or None
+        Seeds every random choice of the fit.
 
     Attributes
     ----------
@@ -243,6 +244,7 @@ class E2CP(ConstrainedClusteringMixin):
     algorithm. NIPS.
     """
 
+    _scale = "dense n x n propagation up to dense_max points, sampled (sparse) above"
     _parameter_constraints = {
         **COMMON_CONSTRAINTS,
         "affinity": [StrOptions({"knn", "precomputed"})],

@@ -248,15 +248,21 @@ def fcsc_eigenpairs(
         Rt = _trivial_complement(basis)
         G = Rt.T @ G
         s = (Rt * Rt).T @ s  # a rotation of the null block only: L_bar stays diagonal
-    _, T = np.linalg.qr(G)
-    n_roots = int(np.sum(la.eigvalsh((T * J) @ T.T) > b))  # positive lambda (inertia)
-    if b > 0 and n_roots <= LOWRANK_MAX_ROOTS:
-        lam, Y = lowrank_pencil_positive(s, G, J, b)
-    else:
+    n, r = G.shape
+    # hundreds of O(n r^2) steps (the secular solver's root brackets): threads by the size
+    # of one step, as multi-threaded BLAS spends small steps waiting on busy cores
+    with limit_threads(2.0 * n * r * r + 9.0 * r**3):
+        _, T = np.linalg.qr(G)
+        n_roots = int(np.sum(la.eigvalsh((T * J) @ T.T) > b))  # positive lambda (inertia)
+        lowrank = b > 0 and n_roots <= LOWRANK_MAX_ROOTS
+        if lowrank:
+            lam, Y = lowrank_pencil_positive(s, G, J, b)
+    if not lowrank:
         # b <= 0 (mu L_bar + b I not definite) or many roots (the secular solver costs
         # O(roots r^3)): the dense definite pencil, O(n^3) like the basis itself
         B = (G * J) @ G.T - b * np.eye(len(s))
-        lam, Y = definite_pencil_eigh(B, s)
+        with limit_threads(9.0 * n**3):  # all eigenpairs: about 9 n^3 operations
+            lam, Y = definite_pencil_eigh(B, s)
         Y = Y / np.linalg.norm(Y, axis=0)
     if Rt is not None:
         Y = Rt @ Y
@@ -445,6 +451,7 @@ class FCSC(ConstrainedClusteringMixin):
     n_init : int, default=10
         k-means restarts (K-way).
     random_state : int, RandomState or None
+        Seeds the eigensolver start and k-means.
 
     Attributes
     ----------
@@ -507,6 +514,9 @@ class FCSC(ConstrainedClusteringMixin):
     applications. Data Mining and Knowledge Discovery 28(1).
     """
 
+    _requires_constraints = True
+    _max_samples_param = "max_samples"
+    _scale = "dense n x n eigenproblem: O(n^2) memory, O(n^3) time"
     _parameter_constraints = {
         **COMMON_CONSTRAINTS,
         "affinity": [StrOptions({"knn", "rbf", "precomputed"})],

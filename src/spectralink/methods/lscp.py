@@ -87,6 +87,7 @@ class LSCP(E2CP):
     eta : float, default=0.25
         Propagation trade-off (eq. 11).
     kernel : {"gaussian", "linear"}, default="gaussian"
+        Kernel of the local Gram matrices the reconstruction weights are learnt from.
     refinement : {"auto", "dense", "sampled", "masked"}, default="auto"
         See :class:`E2CP` and :func:`spectralink.methods.e2cp.refined_affinity`.
     dense_max : int, default=5000
@@ -97,6 +98,7 @@ class LSCP(E2CP):
     f_scale : {"clip", "max"}, default="clip"
     n_init : int, default=10
     random_state : int, RandomState or None
+        Seeds every random choice of the fit.
 
     Attributes
     ----------

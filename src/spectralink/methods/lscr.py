@@ -63,6 +63,8 @@ class _LandmarkClustering(ConstrainedClusteringMixin):
     """Shared fit plumbing of LSC-R and SCACS: validation, graph, backend, predict."""
 
     _supports_precomputed = False
+    _scale = "landmark graph, p x p eigenproblem: millions of points"
+    _supports_dask = True
     _parameter_constraints = {
         "n_clusters": COMMON_CONSTRAINTS["n_clusters"],
         "n_landmarks": [Int(1)],
@@ -197,6 +199,7 @@ class LSCR(_LandmarkClustering):
     Parameters
     ----------
     n_clusters : int, default=2
+        Number of clusters k.
     n_landmarks : int, default=500
         Number of landmarks ``p`` (capped at ``n_samples``).
     n_nearest : int, default=3

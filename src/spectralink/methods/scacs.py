@@ -183,6 +183,7 @@ class SCACS(_LandmarkClustering):
     Parameters
     ----------
     n_clusters : int, default=2
+        Number of clusters k.
     n_landmarks : int, default=500
         Number of landmarks ``p`` (capped at ``n_samples``).
     n_nearest : int, default=5
@@ -204,6 +205,7 @@ class SCACS(_LandmarkClustering):
         about ``(c / n) gamma_{k-1}`` with labelled points), capped by the paper's rule
         (see Notes).
     landmark_init : {"random", "kmeans"}, default="random"
+        Random data points (as LSC-R) or k-means centres (LSC-K).
     sigma : float, default=None
         Gaussian bandwidth of eq. 3; ``None`` applies ``sigma_rule``.
     sigma_rule : {"mean_distance", "mean_squared_distance"}, default="mean_distance"
@@ -278,6 +280,7 @@ class SCACS(_LandmarkClustering):
     representation. AAAI.
     """
 
+    _requires_constraints = True
     _parameter_constraints = {
         **_LandmarkClustering._parameter_constraints,
         "beta0": [StrOptions({"auto", "paper"}), RealRange(-np.inf, np.inf)],

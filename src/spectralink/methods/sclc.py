@@ -77,6 +77,7 @@ class SCLC(ConstrainedClusteringMixin):
         the graph of the paper that compares the two; ``"knn"``: the library's Gaussian
         k-NN graph; ``"precomputed"``: ``X`` is the affinity.
     n_neighbors : int, default=10
+        Neighbours of the k-NN graph.
     sigma : float, default=None
         Bandwidth of ``affinity="knn"``.
     tol : float, default=1e-8
@@ -118,6 +119,7 @@ class SCLC(ConstrainedClusteringMixin):
     (the comparison and the critique of the encoding).
     """
 
+    _two_clusters_only = True
     _parameter_constraints = {
         "n_clusters": COMMON_CONSTRAINTS["n_clusters"],
         "affinity": [StrOptions({"adaptive_knn", "knn", "precomputed"})],
