@@ -67,6 +67,7 @@ def _skip_sklearn_members(app, what, name, obj, skip, options):
 def setup(app):
     app.connect("autodoc-skip-member", _skip_sklearn_members)
 
+
 # Gallery: the scripts in examples/, run at every build (a few seconds each, small data)
 sphinx_gallery_conf = {
     "examples_dirs": str(HERE.parent / "examples"),

@@ -15,8 +15,14 @@ from spectralink.experiments import format_table, run_protocol, summarize
 
 X, y = load("iris")
 records = run_protocol(
-    X, y, ["ncut", "ccsr", "e2cp"], [0, 50, 100, 200], n_trials=5, random_state=0,
-    dataset="iris", progress=False,
+    X,
+    y,
+    ["ncut", "ccsr", "e2cp"],
+    [0, 50, 100, 200],
+    n_trials=5,
+    random_state=0,
+    dataset="iris",
+    progress=False,
 )
 summary = summarize(records, metric="error")
 print(format_table(summary))

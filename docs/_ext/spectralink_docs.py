@@ -3,6 +3,8 @@
 * ``readme_sections``: the README's sections (those the site shows as they are) are written
   to ``docs/_readme/<slug>.md`` at the start of every build, with their links rewritten for
   the site, so the README and the site say the same thing without a second copy.
+* ``.. spectralink-methods-table::``: what every registered method can do, as
+  ``spectralink methods`` prints it (:mod:`spectralink.catalog`, read from the classes).
 * ``.. spectralink-help:: [SUBCOMMAND]``: the ``--help`` text of the command or of one
   subcommand, from the argument parser itself. A subcommand the parser has and no page
   shows is a build warning (an error under ``-W``), so a new subcommand cannot go
@@ -134,6 +136,76 @@ def _purge(app, env, docname):
     env.spectralink_documented = {k: v for k, v in documented.items() if v != docname}
 
 
+class SpectralinkMethodsTable(SphinxDirective):
+    """What every registered method can do (:func:`spectralink.catalog.describe_all`)."""
+
+    HEADER = ("method", "k", "constraints", "largest n", "precomputed affinity", "Dask", "scale")
+
+    def run(self):
+        from sphinx import addnodes
+
+        from spectralink import get_method
+        from spectralink.catalog import describe_all
+
+        rows = []
+        for info in describe_all():
+            cls = get_method(info.name)
+            ref = addnodes.pending_xref(
+                "",
+                nodes.literal(info.class_name, info.class_name),
+                refdomain="py",
+                reftype="class",
+                reftarget=f"spectralink.{info.class_name}",
+                refexplicit=True,
+                refwarn=True,
+            )
+            method = [ref, nodes.Text(f" ({info.name})")]
+            constraints = (
+                "required"
+                if info.requires_constraints
+                else ("used" if info.uses_constraints else "ignored")
+            )
+            rows.append(
+                [
+                    method,
+                    "2 only" if info.two_clusters_only else "any",
+                    constraints,
+                    f"{info.max_samples:,}" if info.max_samples else "no cap",
+                    "yes" if getattr(cls, "_supports_precomputed", True) else "no",
+                    "yes" if info.dask else "no",
+                    info.scale,
+                ]
+            )
+        table = nodes.table(classes=["spectralink-methods"])
+        group = nodes.tgroup(cols=len(self.HEADER))
+        table += group
+        for _ in self.HEADER:
+            group += nodes.colspec(colwidth=1)
+        head = nodes.thead()
+        group += head
+        head += self._row(self.HEADER)
+        body = nodes.tbody()
+        group += body
+        for row in rows:
+            body += self._row(row)
+        return [table]
+
+    @staticmethod
+    def _row(cells):
+        row = nodes.row()
+        for cell in cells:
+            entry = nodes.entry()
+            para = nodes.paragraph()
+            if isinstance(cell, str):
+                para += nodes.Text(cell)
+            else:
+                for node in cell:
+                    para += node
+            entry += para
+            row += entry
+        return row
+
+
 def _merge(app, env, docnames, other):
     documented = getattr(env, "spectralink_documented", {})
     documented.update(getattr(other, "spectralink_documented", {}))
@@ -149,6 +221,7 @@ def _check_documented(app, env):
 def setup(app):
     app.connect("builder-inited", readme_sections)
     app.add_directive("spectralink-help", SpectralinkHelp)
+    app.add_directive("spectralink-methods-table", SpectralinkMethodsTable)
     app.connect("env-purge-doc", _purge)
     app.connect("env-merge-info", _merge)
     app.connect("env-check-consistency", _check_documented)
