@@ -330,6 +330,11 @@ def _polish(W, g, cl, solver, opts, current):
     return mask, f, gamma
 
 
+#: reduced two-cluster graphs up to this size get the fuller standard search (30 starts,
+#: every start continued along the gamma path, Fiduccia-Mattheyses polish of every split)
+_SMALL_GRAPH = 2000
+
+
 def _effective_jobs(n_jobs):
     if n_jobs is None:
         return 1
@@ -390,23 +395,28 @@ class COSC(ConstrainedClusteringMixin):
         (Theorem 3.1): the result is consistent and its cut no larger.
     search : {"standard", "thorough"}, default="standard"
         How hard the two-cluster problem (and, through its starts, each k-way split) is
-        searched. ``"standard"``: ``n_starts`` starts, and the 10 lowest-cut consistent
-        splits found along the gamma path are polished by best-improvement local search
-        (hard mode; a move changes the side of one point outside the cannot-links or swaps
-        both ends of a cannot-link, so every cannot-link stays separated). ``"thorough"``:
-        3x ``n_starts``, 2x ``n_split_starts``, at least 10 perturbed restarts after every
-        run (``n_perturbations``), every start continued at any size, and every
-        consistent split found polished with Fiduccia-Mattheyses passes (20 moves of
-        patience). It took 32-34x the time of ``"standard"`` on sonar, breast cancer and
-        diabetes and ended with a lower cut in about half of the runs (up to 8 % lower;
-        ``benchmarks/bench_cosc_search.py`` and the COSC results README).
+        searched. ``"standard"``: ``n_starts`` starts; on a reduced graph of up to 2000
+        vertices every consistent split found along the gamma path is polished by local
+        search with Fiduccia-Mattheyses passes (20 moves of patience), on larger graphs
+        the 10 lowest-cut ones by best-improvement moves (hard mode; a move changes the
+        side of one point outside the cannot-links or swaps both ends of a cannot-link, so
+        every cannot-link stays separated). ``"thorough"``: 3x ``n_starts`` (30 when
+        None), 2x ``n_split_starts``, at least 10 perturbed restarts after every run
+        (``n_perturbations``), every start continued at any size, and every consistent
+        split found polished with Fiduccia-Mattheyses passes. On sonar, breast cancer and
+        diabetes (19 runs, ``benchmarks/bench_cosc_search.py``) ``"standard"`` ended with
+        a higher cut than ``"thorough"`` in 4 runs (at most 2.1 % higher) at 1/20-1/30 of
+        its time; with 10 starts and the polish of the 10 lowest splits, in 11 runs (up to
+        10.6 % higher).
     gamma : float, default=None
         Soft mode: fixed penalty per violated cannot-link.
     max_violations : int, default=0
         Soft mode: allowed violated cannot-links (after merging).
-    n_starts : int, default=10
+    n_starts : int or None, default=None
         Two clusters: starts (second eigenvector of the reduced graph, the SCLC
-        linear-constraint solution, then random vectors).
+        linear-constraint solution, then random vectors). None: 30 when the reduced graph
+        has at most 2000 vertices, 10 on larger graphs (about 3x the time of 10 starts on
+        small graphs, where a fit takes about a second; USPS 0-vs-rest keeps 10).
     affinity : {"adaptive_knn", "knn", "precomputed"}, default="adaptive_knn"
         ``"adaptive_knn"``: :func:`spectralink.graph.adaptive_knn_affinity`, the paper's graph;
         ``"knn"``: the Gaussian k-NN graph of the library; ``"precomputed"``: ``X`` is the
@@ -506,7 +516,7 @@ class COSC(ConstrainedClusteringMixin):
         "search": [StrOptions({"standard", "thorough"})],
         "gamma": [NON_NEGATIVE, None],
         "max_violations": [Int(0)],
-        "n_starts": [Int(1)],
+        "n_starts": [Int(1), None],
         "affinity": [StrOptions({"adaptive_knn", "knn", "precomputed"})],
         "split_rule": [StrOptions({"reference", "min_cut"})],
         "n_split_starts": [Int(1)],
@@ -528,7 +538,7 @@ class COSC(ConstrainedClusteringMixin):
         search: str = "standard",
         gamma: float | None = None,
         max_violations: int = 0,
-        n_starts: int = 10,
+        n_starts: int | None = None,
         affinity: str = "adaptive_knn",
         n_neighbors: int = 10,
         sigma: float | None = None,
@@ -568,21 +578,31 @@ class COSC(ConstrainedClusteringMixin):
     def _feature_affinities(self) -> set:
         return {"adaptive_knn", "knn"}
 
-    def _settings(self) -> dict:
-        """The search's effective settings (``search`` applied to the parameters)."""
+    def _settings(self, n_vertices: int | None = None) -> dict:
+        """The search's effective settings (``search`` applied to the parameters).
+
+        ``n_vertices``: size of the reduced two-cluster graph; on graphs of up to
+        ``_SMALL_GRAPH`` vertices the standard search uses 30 starts when ``n_starts`` is
+        None and polishes every consistent split with Fiduccia-Mattheyses passes.
+        """
         thorough = self.search == "thorough"
+        small = n_vertices is not None and n_vertices <= _SMALL_GRAPH
+        if self.n_starts is not None:
+            n_starts = self.n_starts * (3 if thorough else 1)
+        else:
+            n_starts = 30 if thorough or small else 10
         return {
             "max_outer": self.max_outer,
             "max_inner": self.max_inner,
             "tol": self.tol,
             "crit_tol": self.crit_tol,
             "n_jobs": _effective_jobs(self.n_jobs),
-            "n_starts": self.n_starts * (3 if thorough else 1),
+            "n_starts": n_starts,
             "n_split_starts": self.n_split_starts * (2 if thorough else 1),
             "n_perturbations": max(self.n_perturbations, 10 if thorough else 0),
-            "continue_all": True if thorough else 2000,  # up to this many vertices
-            "polish_top": 10**9 if thorough else 10,
-            "polish_patience": 20 if thorough else 0,
+            "continue_all": True if thorough else _SMALL_GRAPH,  # up to this many vertices
+            "polish_top": 10**9 if thorough or small else 10,
+            "polish_patience": 20 if thorough or small else 0,
             "max_gamma_runs": self.max_gamma_runs,
         }
 
@@ -638,7 +658,7 @@ class COSC(ConstrainedClusteringMixin):
         if m == 2:
             mask = np.array([True, False])
             return mask.astype(np.int64)[map2], mask.astype(float)[map2], 0.0
-        opts = self._settings()
+        opts = self._settings(m)
         solver = _Binary(W2, g2, cl2, opts, rng=rng)
         starts = _binary_starts(W2, g2, cl2, opts["n_starts"], rng)
 
