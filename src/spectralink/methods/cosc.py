@@ -405,9 +405,10 @@ class COSC(ConstrainedClusteringMixin):
         (``n_perturbations``), every start continued at any size, and every consistent
         split found polished with Fiduccia-Mattheyses passes. On sonar, breast cancer and
         diabetes (19 runs, ``benchmarks/bench_cosc_search.py``) ``"standard"`` ended with
-        a higher cut than ``"thorough"`` in 4 runs (at most 2.1 % higher) at 1/20-1/30 of
-        its time; with 10 starts and the polish of the 10 lowest splits, in 11 runs (up to
-        10.6 % higher).
+        a higher cut than ``"thorough"`` in 5 runs (at most 1.9 % higher, 0.11 % on
+        average) at about 1/11 of its time; with 10 starts and the polish of the 10 lowest
+        splits by best-improvement moves, in 11 runs (up to 10.6 % higher), at about 1/3
+        of the time of the new default.
     gamma : float, default=None
         Soft mode: fixed penalty per violated cannot-link.
     max_violations : int, default=0
