@@ -56,11 +56,7 @@ FIELDS = [
 
 
 def fit(W, y, cons, seed, kwargs):
-    kwargs = dict(kwargs)
-    overrides = kwargs.pop("_overrides", None)
     est = COSC(2, affinity="precomputed", random_state=seed, **kwargs)
-    if overrides:
-        est._overrides = overrides
     t0 = time.process_time()
     est.fit(W, constraints=cons)
     return {
@@ -69,15 +65,6 @@ def fit(W, y, cons, seed, kwargs):
         "error": majority_vote_error(y, est.labels_),
         "seconds": time.process_time() - t0,
     }
-
-
-def split_kwargs(spec: dict) -> dict:
-    """Public COSC parameters pass through; ``_``-prefixed keys go to the settings."""
-    pub = {k: v for k, v in spec.items() if not k.startswith("_")}
-    priv = {k[1:]: v for k, v in spec.items() if k.startswith("_")}
-    if priv:
-        pub["_overrides"] = priv
-    return pub
 
 
 def summarise(rows, rtol):
@@ -169,7 +156,7 @@ def main(argv=None):
                             continue
                         got[name] = prev
                         continue
-                    r = fit(W, y, cons, seed, split_kwargs(kw))
+                    r = fit(W, y, cons, seed, kw)
                     got[name] = {"dataset": ds, "n_pairs": c, "seed": seed, "search": name, **r}
                 rows.extend(got.values())
                 s, t = got.get("standard"), got.get("thorough")

@@ -379,3 +379,17 @@ def test_kway_disconnected_graph():
     m = COSC(3, n_recursions=1, random_state=0).fit(X)
     assert majority_vote_error(y, m.labels_) == 0
     assert m.cut_ == pytest.approx(0.0, abs=1e-12)
+
+
+def test_default_starts_and_polish_depend_on_graph_size():
+    """n_starts=None: 30 starts and the Fiduccia-Mattheyses polish of every split on small
+    reduced graphs, 10 starts and the 10 lowest splits polished greedily on large ones; a
+    given n_starts is kept; the thorough search triples it."""
+    est = COSC()
+    small, large = est._settings(2000), est._settings(2001)
+    assert (small["n_starts"], small["polish_patience"]) == (30, 20)
+    assert small["polish_top"] > 10**6
+    assert (large["n_starts"], large["polish_top"], large["polish_patience"]) == (10, 10, 0)
+    assert COSC(n_starts=4)._settings(100)["n_starts"] == 4
+    assert COSC(n_starts=4, search="thorough")._settings(100)["n_starts"] == 12
+    assert COSC(search="thorough")._settings(5000)["n_starts"] == 30
