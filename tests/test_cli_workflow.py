@@ -490,3 +490,45 @@ def test_parquet_without_the_extra_names_it(capsys, tmp_path, monkeypatch):
     assert_one_line_error(code, err, "reading Parquet needs pyarrow")
     assert "pip install 'spectralink[parquet]'" in err
     assert not (tmp_path / "o.csv").exists()
+
+
+def test_parquet_labels_and_partial_labels(capsys, tmp_path):
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    X, y = make_blobs(n_samples=60, centers=3, cluster_std=0.6, random_state=2)
+    np.savetxt(tmp_path / "x.csv", X, delimiter=",")
+    names = np.array(["ant", "bee", "cat"])[y]
+    pd.DataFrame({"label": names}).to_parquet(tmp_path / "y.parquet")
+    assert list(read_labels(tmp_path / "y.parquet", 60)) == list(names)
+    # a label column among others is found by its name; missing and negative = unlabelled
+    part = np.where(np.arange(60) < 30, y, -1).astype(float)
+    part[0] = np.nan
+    pd.DataFrame({"id": np.arange(60), "class": part}).to_parquet(tmp_path / "p.parquet")
+    got = read_labels(tmp_path / "p.parquet", 60)
+    assert got.dtype == np.int64
+    assert got[0] == -1 and np.all(got[30:] == -1) and np.array_equal(got[1:30], y[1:30])
+    code, out, err = run(
+        capsys,
+        "cluster",
+        tmp_path / "x.csv",
+        "-k",
+        3,
+        "--method",
+        "ccsr",
+        "--labeled",
+        tmp_path / "p.parquet",
+        "-y",
+        tmp_path / "y.parquet",
+        "-o",
+        tmp_path / "out.csv",
+    )
+    assert code == 0, err
+    assert "ARI        1.0000" in out
+    # two columns, neither named like a label: one clear line
+    pd.DataFrame({"a": y, "b": y}).to_parquet(tmp_path / "bad.parquet")
+    code, out, err = run(
+        capsys, "cluster", tmp_path / "x.csv", "-k", 3, "-y", tmp_path / "bad.parquet",
+        "-o", tmp_path / "o2.csv",
+    )
+    assert_one_line_error(code, err, "expected one label column")
+    assert not (tmp_path / "o2.csv").exists()

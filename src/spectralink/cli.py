@@ -592,7 +592,9 @@ _LABEL_HEADERS = {"label", "labels", "y", "class", "classes", "target", "cluster
 def read_labels(
     path: str | os.PathLike, n_samples: int | None = None, *, return_names: bool = False
 ):
-    """One label per line from ``.csv``/``.txt`` (optional header) or a 1-d ``.npy``.
+    """One label per line from ``.csv``/``.txt`` (optional header), a 1-d ``.npy``, or a
+    Parquet file's label column (its only column, or the one named like a label; needs the
+    ``parquet`` extra).
 
     Integer labels stay integers; other labels are kept as strings. An empty cell (a
     blank line between labels, or ``nan``) means unlabelled: it becomes ``-1`` among
@@ -616,6 +618,8 @@ def read_labels(
             y = y.ravel()
         if y.ndim != 1:
             raise ValueError(f"{path}: labels must be a 1-d array, got shape {y.shape}.")
+    elif path.suffix.lower() in _parquet_suffixes():
+        y = _read_parquet_labels(path)
     else:
         values = []
         with open(path, newline="") as fh:
@@ -660,6 +664,52 @@ def read_labels(
     if n_samples is not None and len(y) != n_samples:
         raise ValueError(f"{path}: has {len(y)} labels but the data has {n_samples} rows.")
     return encode_labels(y) if return_names else y
+
+
+def _parquet_suffixes() -> tuple[str, ...]:
+    from .io import PARQUET_SUFFIXES
+
+    return PARQUET_SUFFIXES
+
+
+def _read_parquet_labels(path: Path) -> np.ndarray:
+    """The label column of a Parquet file: its only column, or the one with a usual label
+    name (``label``, ``class``, ``y``, ...). Missing values and negative numbers become
+    unlabelled (``-1`` among integers, ``""`` among names), as in text files."""
+    from .io import _import_pandas_for_parquet
+
+    pd = _import_pandas_for_parquet(path)
+    try:
+        df = pd.read_parquet(path, engine="pyarrow")
+    except Exception as exc:  # pyarrow raises its own types for every kind of bad file
+        raise ValueError(
+            f"{path}: not a readable Parquet file ({' '.join(str(exc).split())})"
+        ) from None
+    names = [str(c) for c in df.columns]
+    if len(names) == 1:
+        col = df.iloc[:, 0]
+    else:
+        hits = [j for j, c in enumerate(names) if c.lower() in _LABEL_HEADERS]
+        if len(hits) != 1:
+            raise ValueError(
+                f"{path}: expected one label column, got {len(names)} columns "
+                f"({', '.join(names[:6])}{', ...' if len(names) > 6 else ''}) and "
+                f"{'no' if not hits else 'more than one'} column named like a label "
+                f"({', '.join(sorted(_LABEL_HEADERS))})."
+            )
+        col = df.iloc[:, hits[0]]
+    if len(col) == 0:
+        raise ValueError(f"{path}: holds no labels.")
+    missing = col.isna().to_numpy()
+    if pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col):
+        v = col.to_numpy(dtype=np.float64, na_value=np.nan)
+        known = ~missing & (v >= 0)
+        if np.all(v[known] == np.round(v[known])):
+            y = np.full(len(v), -1, dtype=np.int64)
+            y[known] = v[known].astype(np.int64)
+            return y
+        return np.array(["" if not k else str(x) for x, k in zip(v, known, strict=True)])
+    return np.array(["" if m else str(x).strip() for x, m in zip(col, missing, strict=True)])
 
 
 def encode_labels(y) -> tuple[np.ndarray, np.ndarray]:
