@@ -676,15 +676,9 @@ def _read_parquet_labels(path: Path) -> np.ndarray:
     """The label column of a Parquet file: its only column, or the one with a usual label
     name (``label``, ``class``, ``y``, ...). Missing values and negative numbers become
     unlabelled (``-1`` among integers, ``""`` among names), as in text files."""
-    from .io import _import_pandas_for_parquet
+    from .io import _read_parquet_frame
 
-    pd = _import_pandas_for_parquet(path)
-    try:
-        df = pd.read_parquet(path, engine="pyarrow")
-    except Exception as exc:  # pyarrow raises its own types for every kind of bad file
-        raise ValueError(
-            f"{path}: not a readable Parquet file ({' '.join(str(exc).split())})"
-        ) from None
+    pd, df = _read_parquet_frame(path)
     names = [str(c) for c in df.columns]
     if len(names) == 1:
         col = df.iloc[:, 0]

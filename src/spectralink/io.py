@@ -127,6 +127,23 @@ def _resolve(spec: str, names: list[str] | None, n_cols: int, option: str) -> li
     return out
 
 
+
+def _choose_columns(
+    path, names, n_cols: int, keep: list[int], columns, drop, id_column, id_option: str
+) -> tuple[list[int], int | None]:
+    """Feature columns (from ``keep``, or ``columns``, less ``drop`` and the ID column) and
+    the ID column's index, for text and Parquet tables alike."""
+    id_j = None if id_column is None else _resolve(id_column, names, n_cols, id_option)[0]
+    if columns is not None:
+        keep = list(dict.fromkeys(_resolve(columns, names, n_cols, "--columns")))
+    keep = [j for j in keep if j != id_j]
+    if drop is not None:
+        dropped = set(_resolve(drop, names, n_cols, "--drop"))
+        keep = [j for j in keep if j not in dropped]
+    if not keep:
+        raise ValueError(f"{path}: no feature columns are left to use.")
+    return keep, id_j
+
 def read_text_table(
     path: str | PathLike,
     delimiter: str | None,
@@ -207,18 +224,7 @@ def read_text_table(
                     f"{path}: the first column (no name, values 0..n-1) is an index "
                     "written by pandas; it is not used as a feature."
                 )
-        id_j = None
-        if id_column is not None:
-            id_j = _resolve(id_column, names, n_cols, id_option)[0]
-        if columns is not None:
-            keep = list(dict.fromkeys(_resolve(columns, names, n_cols, "--columns")))
-        keep = [j for j in keep if j != id_j]
-        if drop is not None:
-            dropped = set(_resolve(drop, names, n_cols, "--drop"))
-            keep = [j for j in keep if j not in dropped]
-        if not keep:
-            raise ValueError(f"{path}: no feature columns are left to use.")
-        return keep, id_j
+        return _choose_columns(path, names, n_cols, keep, columns, drop, id_column, id_option)
 
     def names_of(keep: list[int]) -> list[str]:
         return [names[j] if names is not None and names[j] else f"column {j + 1}" for j in keep]
@@ -288,6 +294,18 @@ def _import_pandas_for_parquet(path: Path):
     return pd
 
 
+def _read_parquet_frame(path: Path):
+    """``(pandas, DataFrame)`` of a Parquet file; a bad file is one clear ``ValueError``."""
+    pd = _import_pandas_for_parquet(path)
+    try:
+        df = pd.read_parquet(path, engine="pyarrow")
+    except Exception as exc:  # pyarrow raises its own types for every kind of bad file
+        raise ValueError(
+            f"{path}: not a readable Parquet file ({' '.join(str(exc).split())})"
+        ) from None
+    return pd, df
+
+
 def read_parquet_table(
     path: str | PathLike,
     *,
@@ -315,13 +333,7 @@ def read_parquet_table(
     unnamed one is left out. Rows in messages are 1-based.
     """
     path = Path(path)
-    pd = _import_pandas_for_parquet(path)
-    try:
-        df = pd.read_parquet(path, engine="pyarrow")
-    except Exception as exc:  # pyarrow raises its own types for every kind of bad file
-        raise ValueError(
-            f"{path}: not a readable Parquet file ({' '.join(str(exc).split())})"
-        ) from None
+    pd, df = _read_parquet_frame(path)
     notes: list[str] = []
     if not isinstance(df.index, pd.RangeIndex) or not df.index.equals(pd.RangeIndex(len(df))):
         named = [str(name) for name in df.index.names if name is not None]
@@ -337,16 +349,9 @@ def read_parquet_table(
         raise ValueError(f"{path}: holds no data rows.")
     names = [str(c) for c in df.columns]
     n_cols = len(names)
-    id_j = None if id_column is None else _resolve(id_column, names, n_cols, "--id-column")[0]
-    keep = list(range(n_cols))
-    if columns is not None:
-        keep = list(dict.fromkeys(_resolve(columns, names, n_cols, "--columns")))
-    keep = [j for j in keep if j != id_j]
-    if drop is not None:
-        dropped = set(_resolve(drop, names, n_cols, "--drop"))
-        keep = [j for j in keep if j not in dropped]
-    if not keep:
-        raise ValueError(f"{path}: no feature columns are left to use.")
+    keep, id_j = _choose_columns(
+        path, names, n_cols, list(range(n_cols)), columns, drop, id_column, "--id-column"
+    )
     for j in keep:
         col = df.iloc[:, j]
         if not (pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col)):
