@@ -39,7 +39,7 @@ def main() -> None:
     X = np.asarray(X, dtype=np.float64)
     k = len(np.unique(y))
     t0 = time.perf_counter()
-    W = adaptive_knn_affinity(X, 10)
+    W = adaptive_knn_affinity(X, 10, random_state=0)
     print(f"{args.dataset}: n={len(y)} k={k}, graph {time.perf_counter() - t0:.1f} s", flush=True)
     cons = Constraints.from_labels(y, n_pairs=args.n_pairs, random_state=0)
     # compile the numba kernels first
