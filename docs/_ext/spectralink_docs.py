@@ -144,12 +144,10 @@ class SpectralinkMethodsTable(SphinxDirective):
     def run(self):
         from sphinx import addnodes
 
-        from spectralink import get_method
         from spectralink.catalog import describe_all
 
         rows = []
         for info in describe_all():
-            cls = get_method(info.name)
             ref = addnodes.pending_xref(
                 "",
                 nodes.literal(info.class_name, info.class_name),
@@ -160,18 +158,13 @@ class SpectralinkMethodsTable(SphinxDirective):
                 refwarn=True,
             )
             method = [ref, nodes.Text(f" ({info.name})")]
-            constraints = (
-                "required"
-                if info.requires_constraints
-                else ("used" if info.uses_constraints else "ignored")
-            )
             rows.append(
                 [
                     method,
                     "2 only" if info.two_clusters_only else "any",
-                    constraints,
+                    info.constraint_use,
                     f"{info.max_samples:,}" if info.max_samples else "no cap",
-                    "yes" if getattr(cls, "_supports_precomputed", True) else "no",
+                    "yes" if info.precomputed else "no",
                     "yes" if info.dask else "no",
                     info.scale,
                 ]

@@ -57,12 +57,16 @@ class MethodInfo:
         Whether ``fit`` refuses to run without constraints.
     max_samples : int or None
         Largest ``n`` accepted at the defaults (a parameter raises it); ``None``: no cap.
+    max_samples_param : str or None
+        The parameter that sets that cap.
     scale : str
         What limits the size of the data, in a few words.
     predicts : bool
         Whether fitted models label new points (``predict``).
     dask : bool
         Whether ``fit`` accepts a Dask array (out-of-core).
+    precomputed : bool
+        Whether ``affinity="precomputed"`` is accepted.
     params : list of ParamInfo
     """
 
@@ -76,7 +80,16 @@ class MethodInfo:
     scale: str
     predicts: bool
     dask: bool
+    max_samples_param: str | None = None
+    precomputed: bool = True
     params: list[ParamInfo] = field(default_factory=list)
+
+    @property
+    def constraint_use(self) -> str:
+        """``"required"``, ``"used"`` or ``"ignored"``."""
+        if self.requires_constraints:
+            return "required"
+        return "used" if self.uses_constraints else "ignored"
 
 
 _SECTION = re.compile(r"^\s*-{3,}\s*$")
@@ -174,6 +187,8 @@ def describe(name: str) -> MethodInfo:
         scale=str(getattr(cls, "_scale", "")),
         predicts=callable(getattr(cls, "predict", None)),
         dask=bool(getattr(cls, "_supports_dask", False)),
+        max_samples_param=cap,
+        precomputed=bool(getattr(cls, "_supports_precomputed", True)),
         params=params,
     )
 

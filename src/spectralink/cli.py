@@ -173,22 +173,7 @@ def _build_parser() -> argparse.ArgumentParser:
         help="column of the --data table (name or 1-based position) holding the classes; "
         "not a feature",
     )
-    p.add_argument(
-        "--header",
-        choices=("auto", "yes", "no"),
-        default="auto",
-        help="whether the first line of the --data table names the columns (default: auto)",
-    )
-    p.add_argument(
-        "--columns",
-        metavar="COLS",
-        help="comma-separated feature columns of --data, by name or 1-based position",
-    )
-    p.add_argument(
-        "--drop",
-        metavar="COLS",
-        help="comma-separated columns of --data to leave out, by name or 1-based position",
-    )
+    _add_table_options(p, table="the --data table")
     p.add_argument(
         "-m",
         "--methods",
@@ -365,30 +350,35 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _add_table_options(p: argparse.ArgumentParser, *, ids: str) -> None:
-    """The options that say how to read a text DATA table (``cluster`` and ``query``)."""
+def _add_table_options(
+    p: argparse.ArgumentParser, *, table: str = "DATA", ids: str | None = None
+) -> None:
+    """The options that say how to read a text ``table``; ``--id-column`` when ``ids`` says
+    what the IDs are for."""
     p.add_argument(
         "--header",
         choices=("auto", "yes", "no"),
         default="auto",
-        help="whether the first line of a text DATA file names the columns; 'auto': when a "
+        help=f"whether the first line of {table} (text) names the columns; 'auto': when a "
         "cell is not a number or the line is exactly 0,1,...,d-1 (default: auto)",
     )
     p.add_argument(
         "--columns",
         metavar="COLS",
-        help="comma-separated feature columns of DATA, by name or 1-based position",
+        help=f"comma-separated feature columns of {table}, by name or 1-based position",
     )
     p.add_argument(
         "--drop",
         metavar="COLS",
-        help="comma-separated columns of DATA to leave out, by name or 1-based position",
+        help=f"comma-separated columns of {table} to leave out, by name or 1-based position",
     )
-    p.add_argument(
-        "--id-column",
-        metavar="COL",
-        help=f"column of DATA (name or 1-based position) holding row IDs: not a feature, {ids}",
-    )
+    if ids is not None:
+        p.add_argument(
+            "--id-column",
+            metavar="COL",
+            help=f"column of {table} (name or 1-based position) holding row IDs: not a "
+            f"feature, {ids}",
+        )
 
 
 def _read_table_args(args) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
@@ -609,6 +599,8 @@ def read_labels(
     indexing ``names`` (the distinct labels, sorted), and ``-1`` for unlabelled rows
     (see :func:`encode_labels`).
     """
+    from .io import PARQUET_SUFFIXES
+
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(2, "no such file", str(path))
@@ -618,7 +610,7 @@ def read_labels(
             y = y.ravel()
         if y.ndim != 1:
             raise ValueError(f"{path}: labels must be a 1-d array, got shape {y.shape}.")
-    elif path.suffix.lower() in _parquet_suffixes():
+    elif path.suffix.lower() in PARQUET_SUFFIXES:
         y = _read_parquet_labels(path)
     else:
         values = []
@@ -652,24 +644,10 @@ def read_labels(
             values += [""] * (n_samples - len(values))
         if not values:
             raise ValueError(f"{path}: holds no labels.")
-        # nan, and a negative number even among names, mean unlabelled
-        values = [
-            "" if v.lower() == "nan" or (_is_number(v) and float(v) < 0) else v for v in values
-        ]
-        known = [v for v in values if v != ""]
-        if known and all(_is_integral(v) for v in known):
-            y = np.array([int(float(v)) if v else -1 for v in values], dtype=np.int64)
-        else:
-            y = np.array(values)
+        y = _labels_from_cells(values)
     if n_samples is not None and len(y) != n_samples:
         raise ValueError(f"{path}: has {len(y)} labels but the data has {n_samples} rows.")
     return encode_labels(y) if return_names else y
-
-
-def _parquet_suffixes() -> tuple[str, ...]:
-    from .io import PARQUET_SUFFIXES
-
-    return PARQUET_SUFFIXES
 
 
 def _read_parquet_labels(path: Path) -> np.ndarray:
@@ -694,16 +672,24 @@ def _read_parquet_labels(path: Path) -> np.ndarray:
         col = df.iloc[:, hits[0]]
     if len(col) == 0:
         raise ValueError(f"{path}: holds no labels.")
+    if pd.api.types.is_bool_dtype(col):
+        col = col.astype(int)
     missing = col.isna().to_numpy()
-    if pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col):
-        v = col.to_numpy(dtype=np.float64, na_value=np.nan)
-        known = ~missing & (v >= 0)
-        if np.all(v[known] == np.round(v[known])):
-            y = np.full(len(v), -1, dtype=np.int64)
-            y[known] = v[known].astype(np.int64)
-            return y
-        return np.array(["" if not k else str(x) for x, k in zip(v, known, strict=True)])
-    return np.array(["" if m else str(x).strip() for x, m in zip(col, missing, strict=True)])
+    cells = ["" if m else str(x).strip() for x, m in zip(col, missing, strict=True)]
+    return _labels_from_cells(cells)
+
+
+def _labels_from_cells(values: list[str]) -> np.ndarray:
+    """Labels from the text of their cells. Empty, ``nan`` and negative numbers (even among
+    names) are unlabelled; integers (``3`` or ``3.0``) when every other cell is one, with
+    ``-1`` for unlabelled, else strings with ``""`` for unlabelled."""
+    values = [
+        "" if v.lower() == "nan" or (_is_number(v) and float(v) < 0) else v for v in values
+    ]
+    known = [v for v in values if v != ""]
+    if known and all(_is_integral(v) for v in known):
+        return np.array([int(float(v)) if v else -1 for v in values], dtype=np.int64)
+    return np.array(values)
 
 
 def encode_labels(y) -> tuple[np.ndarray, np.ndarray]:
@@ -1054,14 +1040,10 @@ def _compare_data(args) -> tuple[str, np.ndarray, np.ndarray]:
 
 def _classes(values: np.ndarray, path: Path, column: str) -> np.ndarray:
     """Class labels from the cells of a label column: integers when all are, else text."""
-    values = values.astype(str)
-    missing = (values == "") | (np.char.lower(values) == "nan")
-    if all(_is_integral(v) for v in values[~missing]):
-        y = np.array([int(float(v)) if v and v != "nan" else -1 for v in values])
-        _check_all_labelled(y, y < 0, f"{path}: --label-column {column}")
-        return y
-    _check_all_labelled(values, missing, f"{path}: --label-column {column}")
-    return values
+    y = _labels_from_cells([str(v) for v in values])
+    unlabelled = y < 0 if y.dtype.kind == "i" else y == ""
+    _check_all_labelled(y, unlabelled, f"{path}: --label-column {column}")
+    return y
 
 
 def _check_all_labelled(y: np.ndarray, unlabelled: np.ndarray, where: str) -> None:
@@ -1388,13 +1370,9 @@ def _report_problems(records) -> None:
 
 def _capabilities(info) -> dict[str, str]:
     """Printable capability cells of a :class:`spectralink.catalog.MethodInfo`."""
-    if info.requires_constraints:
-        constraints = "required"
-    else:
-        constraints = "used" if info.uses_constraints else "ignored"
     return {
         "k": "2 only" if info.two_clusters_only else "any",
-        "constraints": constraints,
+        "constraints": info.constraint_use,
         "largest n": "-" if info.max_samples is None else str(info.max_samples),
         "predict": "yes" if info.predicts else "no",
         "dask": "yes" if info.dask else "no",
@@ -1425,9 +1403,7 @@ def _cmd_methods(args) -> int:
     print(f"{info.name} ({info.class_name}): {info.summary}")
     for key, value in _capabilities(info).items():
         if key == "largest n" and info.max_samples is not None:
-            from .methods import get_method
-
-            value += f" (parameter {get_method(info.name)._max_samples_param})"
+            value += f" (parameter {info.max_samples_param})"
         print(f"  {key + ':':<13}{value}")
     print("parameters (--param NAME=VALUE):")
     rows = [

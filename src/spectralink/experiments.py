@@ -165,8 +165,9 @@ def _normalize_methods(methods) -> dict[str, tuple[str, dict]]:
     return out
 
 
-def _method_probes(methods, n_clusters: int, n_samples: int) -> dict:
-    """``label -> unfitted estimator``, after every check that needs no fit."""
+def _method_probes(methods, n_clusters: int, n_samples: int) -> tuple[dict, dict]:
+    """``(specs, probes)``: :func:`_normalize_methods` of ``methods`` and ``label ->
+    unfitted estimator``, after every check that needs no fit."""
     specs = _normalize_methods(methods)
     probes = {}
     for label, (name, params) in specs.items():
@@ -191,7 +192,7 @@ def _method_probes(methods, n_clusters: int, n_samples: int) -> dict:
         except ValueError as exc:
             raise ValueError(f"method {label!r}: {exc}") from None
         probes[label] = probe
-    return probes
+    return specs, probes
 
 
 def check_methods(methods, n_clusters: int, n_samples: int) -> None:
@@ -397,8 +398,7 @@ def run_protocol(
     k = len(np.unique(y)) if n_clusters is None else n_clusters
     # One probe estimator per method: every method, parameter and k is checked before
     # the first fit, and the probe tells which graph the method would build.
-    probes = _method_probes(methods, k, X.shape[0])
-    specs = _normalize_methods(methods)
+    specs, probes = _method_probes(methods, k, X.shape[0])
     graph_keys: dict[str, tuple | None] = {
         label: shareable_knn_graph(probe) if share_graph else None
         for label, probe in probes.items()

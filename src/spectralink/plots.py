@@ -191,13 +191,13 @@ def embedding_2d(estimator, X) -> tuple[np.ndarray, tuple[str, str]]:
             if F.shape[1] >= 2:
                 name = type(estimator).__name__
                 return F[:, :2], (f"{name} embedding 1", f"{name} embedding 2")
-    Xc = X - X.mean(axis=0)
     if X.shape[1] == 1:
-        return np.column_stack([Xc[:, 0], np.zeros(n)]), ("feature 1", "")
-    # PCA: the leading right singular vectors of the centred data (of an even sample of
-    # rows when there are many: the directions need no more)
-    _, _, vt = np.linalg.svd(Xc[:: n // 20000 + 1], full_matrices=False)
-    return Xc @ vt[:2].T, ("principal component 1", "principal component 2")
+        return np.column_stack([X[:, 0] - X[:, 0].mean(), np.zeros(n)]), ("feature 1", "")
+    from sklearn.decomposition import PCA
+
+    # directions from an even sample of rows when there are many: they need no more
+    pca = PCA(n_components=2, svd_solver="full").fit(X[:: n // 20000 + 1])
+    return pca.transform(X), ("principal component 1", "principal component 2")
 
 
 def plot_clustering(
