@@ -31,7 +31,7 @@ Strategies (``strategy=``):
     asked against the known group they most likely join first.
 ``"auto"``
     :data:`AUTO_STRATEGY`: ``"spectral"``, the lowest error averaged over 50-800 queries
-    with CCSR and LSCP in ``benchmarks/bench_active.py`` (with COSC, FFQS measured lower;
+    in ``benchmarks/bench_active.py``, level with FFQS (with COSC, FFQS measured lower;
     see ``docs/results/active``).
 
 The neighbourhood strategies (all but ``"random"``) keep no hidden state: they read the
