@@ -135,12 +135,9 @@ class _Binary:
 
         The FISTA kernel releases the GIL, so the independent starts run in parallel.
         """
-        n_jobs = min(self.opts.get("n_jobs", 1), len(states))
         seeds = self._seeds(len(states)) if seeds is None else seeds
-        if n_jobs <= 1:
-            return [self.run(st, gamma, sd) for st, sd in zip(states, seeds, strict=True)]
-        with ThreadPoolExecutor(n_jobs) as pool:
-            return list(pool.map(lambda st, sd: self.run(st, gamma, sd), states, seeds))
+        todo = [(st, gamma, sd) for st, sd in zip(states, seeds, strict=True)]
+        return _map_threads(lambda args: self.run(*args), todo, self.opts.get("n_jobs", 1))
 
     def sweep(self, states, gamma, allowed):
         """Run every start at ``gamma``; record feasible splits; is the best start feasible?"""
@@ -334,6 +331,18 @@ def _polish(W, g, cl, solver, opts, current):
 #: reduced two-cluster graphs up to this size get the fuller standard search (30 starts,
 #: every start continued along the gamma path, Fiduccia-Mattheyses polish of every split)
 _SMALL_GRAPH = 2000
+#: k-way clusters from this size run the starts of a gamma value in threads; below it a
+#: RatioDCA run takes about a millisecond and a thread pool would cost as much
+_THREADED_STARTS = 500
+
+
+def _map_threads(fn, items, n_jobs):
+    """``[fn(x) for x in items]``, in up to ``n_jobs`` threads (results in order)."""
+    n_jobs = min(n_jobs, len(items))
+    if n_jobs <= 1:
+        return [fn(x) for x in items]
+    with ThreadPoolExecutor(n_jobs) as pool:
+        return list(pool.map(fn, items))
 
 
 def _effective_jobs(n_jobs):
@@ -880,16 +889,22 @@ class _KwayContext:
         path = ()
         runs = []
         prev_cut = None
+        n_jobs = o["n_jobs"] if len(sub.idx) >= _THREADED_STARTS else 1
         for step in range(o["max_gamma_runs"]):
             path = (*path, round(gamma, 12))
-            results = []
-            if path in cache:
-                results.append(cache[path])
-            else:
-                results.append(solver.run(states[0], gamma, int(pert_seeds[step, 0])))
+            cached = cache.get(path)
+            # the starts of one gamma value are independent and seeded in advance, so
+            # running them in threads (the kernel releases the GIL) leaves the result
+            # unchanged; it keeps both cores busy while the other cluster of a split is small
+            todo = [
+                (states[r], gamma, int(pert_seeds[step, r]))
+                for r in range(len(states))
+                if r or cached is None
+            ]
+            fresh = _map_threads(lambda args: solver.run(*args), todo, n_jobs)
+            results = ([cached] if cached is not None else []) + fresh
+            if cached is None:
                 cache[path] = results[0]
-            for r, st in enumerate(states[1:], start=1):
-                results.append(solver.run(st, gamma, int(pert_seeds[step, r])))
             states = [st for st, _ in results]
             thrs = [thr for _, thr in results if thr is not None]
             if not thrs:
@@ -950,11 +965,8 @@ class _KwayContext:
 
     def _best_splits(self, clusters, seeds):
         """:meth:`best_split` of several clusters, in ``n_jobs`` threads (results in order)."""
-        n_jobs = min(self.opts["n_jobs"], len(clusters))
-        if n_jobs <= 1:
-            return [self.best_split(c, s) for c, s in zip(clusters, seeds, strict=True)]
-        with ThreadPoolExecutor(n_jobs) as pool:
-            return list(pool.map(self.best_split, clusters, seeds))
+        todo = list(zip(clusters, seeds, strict=True))
+        return _map_threads(lambda args: self.best_split(*args), todo, self.opts["n_jobs"])
 
     def recursive_split(self, rng, bound=np.inf):
         """One recursive run; None once its multi-cut is certain to reach ``bound``.
