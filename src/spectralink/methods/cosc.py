@@ -752,8 +752,9 @@ class _KwayContext:
     once per distinct cluster; only the random starts are new in every run. Runs whose
     multi-cut already reaches the best finished run's stop (a split never lowers the
     multi-cut). The two clusters created by a split are examined in parallel threads
-    (``n_jobs``); every split draws its random start from a seed fixed before the
-    threads start, so the result does not depend on ``n_jobs``.
+    (``n_jobs``), and so are the starts of a gamma value on clusters of
+    ``_THREADED_STARTS`` or more vertices; every split draws its random start from a seed
+    fixed before the threads start, so the result does not depend on ``n_jobs``.
     """
 
     def __init__(self, W, g, cl, sizes, n_points, k, est, rng):
