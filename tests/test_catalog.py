@@ -6,15 +6,9 @@ import inspect
 
 import pytest
 
+from _cli_helpers import run
 from spectralink.catalog import describe, describe_all, parse_parameters
-from spectralink.cli import main
 from spectralink.methods import available_methods, get_method
-
-
-def run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_parse_parameters_reads_numpydoc():

@@ -14,24 +14,11 @@ import numpy as np
 import pytest
 from sklearn.datasets import make_blobs
 
+from _cli_helpers import assert_one_line_error, run
 from spectralink.cli import main, read_labels, read_matrix
 from spectralink.constraints import Constraints
 from spectralink.datasets import load
 from spectralink.methods import available_methods
-
-
-def run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def assert_one_line_error(code, err):
-    assert code != 0
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    assert lines[0].startswith("spectralink") and "error:" in lines[0]
-    assert "Traceback" not in err
 
 
 @pytest.fixture(scope="module")

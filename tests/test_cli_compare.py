@@ -10,8 +10,9 @@ import math
 import numpy as np
 import pytest
 
+from _cli_helpers import assert_one_line_error as _assert_one_line_error
+from _cli_helpers import run
 from spectralink import experiments
-from spectralink.cli import main
 from spectralink.datasets import load
 from spectralink.experiments import RecordLog, read_record_log
 from spectralink.plots import plot_metric_curves
@@ -19,17 +20,8 @@ from spectralink.plots import plot_metric_curves
 BASE = ["compare", "-d", "iris", "-m", "ncut,sl", "-c", "0,20", "-t", "2", "--no-progress"]
 
 
-def run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def assert_one_line_error(code, err):
-    assert code != 0
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    assert lines[0].startswith("spectralink: error:")
+    _assert_one_line_error(code, err, prefix="spectralink: error:")
 
 
 @pytest.fixture

@@ -11,21 +11,14 @@ import numpy as np
 import pytest
 from sklearn.datasets import make_blobs
 
-from spectralink.cli import encode_labels, main, read_labels
+from _cli_helpers import assert_one_line_error as _assert_one_line_error
+from _cli_helpers import run
+from spectralink.cli import encode_labels, read_labels
 from spectralink.metrics import adjusted_rand_score, clustering_error
 
 
-def run(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def assert_one_line_error(code, err, needle):
-    assert code == 1
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("spectralink: error:"), err
-    assert needle in lines[0]
+    _assert_one_line_error(code, err, needle, prefix="spectralink: error:", exit_code=1)
 
 
 @pytest.fixture
