@@ -121,6 +121,14 @@ def n_threads() -> int:
     return _cpu_count() if n_jobs == -1 else int(n_jobs)
 
 
+def resolve_n_jobs(n_jobs: int | None) -> int:
+    """An estimator's ``n_jobs`` as a thread count: ``None`` follows :func:`n_threads`,
+    ``-1`` is every CPU this process may use."""
+    if n_jobs is None:
+        return n_threads()
+    return _cpu_count() if n_jobs == -1 else int(n_jobs)
+
+
 def threads_for(work: float) -> int:
     """Threads for a step of ``work`` floating-point operations: 1 per
     :data:`WORK_PER_THREAD`, at least 1, at most :func:`n_threads`."""

@@ -25,7 +25,6 @@ polished by a local search whose moves keep every cannot-link separated (``searc
 
 from __future__ import annotations
 
-import os
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from numbers import Integral
@@ -39,7 +38,7 @@ from sklearn.utils._param_validation import Options, StrOptions
 
 from ..graph import DisconnectedGraphWarning, degrees, positive_degrees
 from ..metrics import normalized_cut
-from ..parallel import limit_threads, n_threads
+from ..parallel import limit_threads, resolve_n_jobs
 from ..solvers.constraint_graph import (
     consistent_partition,
     merge_colour_classes,
@@ -345,12 +344,6 @@ def _map_threads(fn, items, n_jobs):
         return list(pool.map(fn, items))
 
 
-def _effective_jobs(n_jobs):
-    if n_jobs is None:
-        return n_threads()
-    return (os.cpu_count() or 1) if n_jobs == -1 else int(n_jobs)
-
-
 def _distinct_states(states, thrs, vals):
     """The states whose optimal level sets differ, best first (drops duplicate starts).
 
@@ -614,7 +607,7 @@ class COSC(ConstrainedClusteringMixin):
             "max_inner": self.max_inner,
             "tol": self.tol,
             "crit_tol": self.crit_tol,
-            "n_jobs": _effective_jobs(self.n_jobs),
+            "n_jobs": resolve_n_jobs(self.n_jobs),
             "n_starts": n_starts,
             "n_split_starts": self.n_split_starts * (2 if thorough else 1),
             "n_perturbations": max(self.n_perturbations, 10 if thorough else 0),
