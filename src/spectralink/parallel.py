@@ -117,8 +117,8 @@ def n_threads() -> int:
     """The thread count ``T`` every stage may use (see the module docstring)."""
     n_jobs = get_config()["n_jobs"]
     if n_jobs is None:
-        n_jobs = _env_threads(ENV_VAR) or _env_threads("OMP_NUM_THREADS") or _cpu_count()
-    return _cpu_count() if n_jobs == -1 else int(n_jobs)
+        return _env_threads(ENV_VAR) or _env_threads("OMP_NUM_THREADS") or _cpu_count()
+    return resolve_n_jobs(n_jobs)
 
 
 def resolve_n_jobs(n_jobs: int | None) -> int:
