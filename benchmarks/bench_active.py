@@ -428,10 +428,13 @@ def report(datasets, methods, strategies):
                     title=f"{dataset}, {method}: error vs queries",
                     xlabel="number of queries",
                 )
-            cell = {"dataset": dataset, "method": method}
+            cell = {"dataset": dataset, "method": method, "by_seed": {}}
             for strategy in strategies:
                 for c in COUNTS[1:]:
                     cell[(strategy, c)] = _mean(mine, strategy=strategy, n_queries=c)[0]
+            for r in mine:
+                if r["status"] == "ok":
+                    cell["by_seed"][(r["strategy"], r["n_queries"], r["seed"])] = r["error"]
             cells.append(cell)
     if cells:
         summary += _criteria(cells, strategies)
@@ -480,6 +483,7 @@ def _criteria(cells, strategies):
                 f"{'lower' if a200 < np.mean(at200) else 'NOT lower'} "
                 f"(lower in {wins} of {len(full)} cells)."
             )
+    out += _paired(full, d)
     methods = list(dict.fromkeys(c["method"] for c in full))
     out += [
         "",
@@ -514,6 +518,49 @@ def _criteria(cells, strategies):
     if worse:
         out.append(f"* Cells where `{d}` at 200 is above random at 400: {', '.join(worse)}.")
     out.append("")
+    return out
+
+
+def _paired(full, d):
+    """Default minus each baseline, paired by seed, with the standard error of the mean.
+
+    The difference is averaged over the seeds of a cell, then over the cells (as the
+    summary's means are); its standard error combines the seed-to-seed variance of the
+    paired differences within each cell, so it says whether a gap between two
+    strategies at one count is larger than the spread of the draws.
+    """
+    out = [
+        "",
+        f"`{d}` minus each baseline, paired by seed (mean over the cells ± standard error; "
+        f"below 0: `{d}` lower), and in how many (cell, seed) draws `{d}` is lower / higher:",
+        "",
+        "| baseline | " + " | ".join(map(str, COUNTS[1:])) + " |",
+        "|---" * len(COUNTS) + "|",
+    ]
+    for b in ("random", *BASELINES):
+        row = []
+        for n in COUNTS[1:]:
+            means, var_terms, lower, higher = [], [], 0, 0
+            for c in full:
+                diffs = np.array(
+                    [
+                        e - c["by_seed"][(b, n, seed)]
+                        for (s, m, seed), e in c["by_seed"].items()
+                        if s == d and m == n and (b, n, seed) in c["by_seed"]
+                    ]
+                )
+                if len(diffs) == 0:
+                    continue
+                means.append(diffs.mean())
+                var_terms.append(diffs.var(ddof=1) / len(diffs) if len(diffs) > 1 else 0.0)
+                lower += int((diffs < 0).sum())
+                higher += int((diffs > 0).sum())
+            if not means:
+                row.append("")
+                continue
+            se = np.sqrt(np.sum(var_terms)) / len(means)
+            row.append(f"{np.mean(means):+.3f} ± {se:.3f} ({lower} / {higher})")
+        out.append(f"| {b} | " + " | ".join(row) + " |")
     return out
 
 

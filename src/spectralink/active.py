@@ -31,8 +31,8 @@ Strategies (``strategy=``):
     asked against the known group they most likely join first.
 ``"auto"``
     :data:`AUTO_STRATEGY`: ``"spectral"``, the lowest error averaged over 50-800 queries
-    in ``benchmarks/bench_active.py``, level with FFQS (with COSC, FFQS measured lower;
-    see ``docs/results/active``).
+    in ``benchmarks/bench_active.py``, level with FFQS (FFQS measured lower at 200
+    queries, within the spread of the seeds; see ``docs/results/active``).
 
 The neighbourhood strategies (all but ``"random"``) keep no hidden state: they read the
 known groups off the constraints. The *neighbourhoods* are must-link components that are
