@@ -182,6 +182,7 @@ def search_rows(search, source: str) -> dict[str, dict]:
             "source": source,
             "index": i,
             "folds": [_num(res[f"split{f}_test_score"][i]) for f in range(n_splits)],
+            "n_repeats": int(getattr(search, "n_repeats_", 1)),
             "mean": _num(res["mean_test_score"][i]),
             "cv_fit_time": float(res["mean_fit_time"][i]),
         }
@@ -218,7 +219,8 @@ def run_select_draw(name, X, y, k, count, draw, base_seed, n_jobs) -> dict:
     }
     rows = search_rows(auto.search_, "auto")
 
-    extra = ConstraintSearchCV(NCut(k), extra_grid(name, k), cv=5, refit=False,
+    extra = ConstraintSearchCV(NCut(k), extra_grid(name, k), cv=5,
+                               n_repeats=auto.search_.n_repeats_, refit=False,
                                n_jobs=n_jobs, random_state=seed)  # fmt: skip
     t0 = time.perf_counter()
     with warnings.catch_warnings():
@@ -382,10 +384,12 @@ def choose(rows: dict, rule: str, keys: list[str] | None = None) -> str:
         return best
     n_se = float(rule.split("-")[1])
     ref = folds["ncut"]
+    # repeated folds count as one repeat's folds (prefer_reference)
+    n_repeats = rows["ncut"].get("n_repeats", 1)
 
     def beats(k):
         d = folds[k] - ref
-        se = d.std(ddof=1) / math.sqrt(len(d))
+        se = d.std(ddof=1) / math.sqrt(len(d) / n_repeats)
         return k != "ncut" and d.mean() > 0 and d.mean() > n_se * se
 
     if rule.startswith("check"):

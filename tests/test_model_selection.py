@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from sklearn.datasets import make_blobs
@@ -472,3 +474,73 @@ def test_search_decomposes_a_shared_graph_once_per_size(blobs, monkeypatch):
     # 8 fits on one graph: NCut's 3 eigenvectors once, CCSR's 6 once
     assert sorted(calls) == [3, 6]
     assert not spectral._CACHE
+
+
+def test_repeated_folds_extend_the_single_split(blobs):
+    X, _, cons = blobs
+    grid = {"sigma": [0.5, 2.0]}
+    one = ConstraintSearchCV(NCut(3), grid, cv=5, refit=False, random_state=0)
+    three = ConstraintSearchCV(NCut(3), grid, cv=5, n_repeats=3, refit=False, random_state=0)
+    one.fit(X, constraints=cons)
+    three.fit(X, constraints=cons)
+    assert (one.n_splits_, one.n_repeats_) == (5, 1)
+    assert (three.n_splits_, three.n_repeats_) == (15, 3)
+    assert len(three.folds_) == 15
+    # the first repeat is the single split: same folds, same fit seeds, same scores
+    for f in range(5):
+        assert np.array_equal(three.folds_[f][1], one.folds_[f][1])
+        np.testing.assert_array_equal(
+            three.cv_results_[f"split{f}_test_score"], one.cv_results_[f"split{f}_test_score"]
+        )
+    # every repeat is a fold split of its own: no pair held out twice within a repeat,
+    # and the repeats shuffle differently
+    for r in range(3):
+        tests = [te for _, te in three.folds_[5 * r : 5 * r + 5]]
+        held = np.concatenate(tests)
+        assert len(held) == len(np.unique(held))
+    assert any(not np.array_equal(three.folds_[f][1], three.folds_[5 + f][1]) for f in range(5))
+    scores = np.column_stack([three.cv_results_[f"split{f}_test_score"] for f in range(15)])
+    np.testing.assert_allclose(three.cv_results_["mean_test_score"], scores.mean(axis=1))
+    with pytest.raises(ValueError, match="n_repeats"):
+        ConstraintSearchCV(NCut(3), grid, n_repeats=0).fit(X, constraints=cons)
+
+
+def test_a_repeat_that_cannot_fold_by_pairs_is_skipped():
+    # 8 pairs on 10 points: some shuffles leave a pair fold with only implied pairs
+    y = np.repeat([0, 1], 5)
+    X = np.r_[np.zeros((5, 2)), np.ones((5, 2))] + np.arange(10)[:, None] * 0.01
+    cons = Constraints.from_labels(y, 8, random_state=10)
+    kept = []
+    for seed in range(10):
+        search = ConstraintSearchCV(
+            NCut(2, n_neighbors=3),
+            {"sigma": [1.0]},
+            cv=3,
+            n_repeats=5,
+            split_by="pairs",
+            refit=False,
+            random_state=seed,
+        )
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                search.fit(X, constraints=cons)
+        except UnfoldableConstraintsError:  # the first repeat itself could not fold
+            continue
+        assert search.split_by_ == "pairs"
+        assert search.n_splits_ == 3 * search.n_repeats_ == len(search.folds_)
+        assert all(len(te) > 0 for _, te in search.folds_)
+        kept.append(search.n_repeats_)
+    assert kept and min(kept) < 5
+
+
+def test_prefer_reference_counts_repeats_as_one_split():
+    ref = [0.80, 0.70, 0.90, 0.75, 0.85]
+    gain = [0.86, 0.68, 0.97, 0.76, 0.92]  # +0.038 on average, 0.018 standard error
+    # the same five folds seen three times: counted as 15 splits the standard error
+    # shrinks to 0.010 and the gain passes 2.5 of them; counted as 5 folds (0.017) it does not
+    assert prefer_reference(_results([ref, gain]), n_se=1.5) == 1
+    assert prefer_reference(_results([ref * 3, gain * 3]), n_se=2.5, n_repeats=3) == 0
+    assert prefer_reference(_results([ref * 3, gain * 3]), n_se=2.5) == 1
+    with pytest.raises(ValueError, match="n_repeats"):
+        prefer_reference(_results([ref, gain]), n_repeats=0)

@@ -176,17 +176,24 @@ def _check_scoring(scoring) -> Callable[[Any, Constraints], float]:
     )
 
 
-def prefer_reference(cv_results: Mapping, *, reference: int = 0, n_se: float = 1.0) -> int:
+def prefer_reference(
+    cv_results: Mapping, *, reference: int = 0, n_se: float = 1.0, n_repeats: int = 1
+) -> int:
     """Choose a candidate only when it beats a reference beyond the folds' noise.
 
     A one-standard-error rule on paired differences. All candidates of a search are
     scored on the same folds, so for candidate c and fold f let
     ``d_f = score(c, f) - score(reference, f)``. Candidate c *beats the reference* when
     ``mean(d) > n_se * std(d) / sqrt(n_folds)`` (sample std; with ``std(d) = 0``, when
-    ``mean(d) > 0``). The result is the candidate with the highest mean score among those
-    that beat the reference (ties: the earlier), else the reference. Use it as
-    :class:`ConstraintSearchCV`'s ``refit`` (with :func:`functools.partial` for other
-    arguments) to keep an unconstrained reference such as NCut unless the held-out
+    ``mean(d) > 0``), where ``n_folds`` is the number of splits divided by
+    ``n_repeats``. The result is the candidate with the highest mean score among those
+    that beat the reference (ties: the earlier), else the reference. With repeated folds
+    (:class:`ConstraintSearchCV`'s ``n_repeats_``), the splits of different repeats hold
+    out the same pairs, so they count as one repeat's ``cv`` folds: averaging the repeats
+    steadies the mean difference, while the standard error stays that of ``cv`` folds
+    (counting every split would shrink it by ``sqrt(n_repeats)`` and let noise through).
+    Use it as :class:`ConstraintSearchCV`'s ``refit`` (with :func:`functools.partial` for
+    other arguments) to keep an unconstrained reference such as NCut unless the held-out
     constraints say clearly that a constrained candidate does better.
 
     Parameters
@@ -198,6 +205,8 @@ def prefer_reference(cv_results: Mapping, *, reference: int = 0, n_se: float = 1
     n_se : float, default=1.0
         Required margin in standard errors of the paired differences; 0 keeps any
         candidate with a higher mean than the reference.
+    n_repeats : int, default=1
+        Repeats of the folds behind ``cv_results`` (``ConstraintSearchCV.n_repeats_``).
 
     Returns
     -------
@@ -211,6 +220,7 @@ def prefer_reference(cv_results: Mapping, *, reference: int = 0, n_se: float = 1
         raise ValueError(f"reference={reference} is not a candidate index (0..{n_cand - 1}).")
     if not (isinstance(n_se, numbers.Real) and np.isfinite(n_se) and n_se >= 0):
         raise ValueError(f"n_se must be a finite number >= 0, got {n_se!r}.")
+    n_repeats = _check_n_repeats(n_repeats)
     if np.all(np.isnan(means)):
         raise ValueError("no candidate has a finite mean score.")
     if np.isnan(means[reference]):
@@ -221,7 +231,8 @@ def prefer_reference(cv_results: Mapping, *, reference: int = 0, n_se: float = 1
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # nan rows
         gain = diff.mean(axis=1)
-        se = diff.std(axis=1, ddof=1) / np.sqrt(n_splits) if n_splits > 1 else 0.0 * gain
+        n_folds = n_splits / n_repeats
+        se = diff.std(axis=1, ddof=1) / np.sqrt(n_folds) if n_splits > 1 else 0.0 * gain
     beats = np.isfinite(gain) & (gain > n_se * se) & (gain > 0)
     beats[reference] = False
     if not beats.any():
@@ -233,6 +244,14 @@ def prefer_reference(cv_results: Mapping, *, reference: int = 0, n_se: float = 1
 class UnfoldableConstraintsError(ValueError):
     """The constraints cannot be split into the requested folds (too few pairs or points,
     or every held-out pair implied by the others)."""
+
+
+def _check_n_repeats(n_repeats) -> int:
+    if isinstance(n_repeats, bool) or not isinstance(n_repeats, numbers.Integral) or n_repeats < 1:
+        raise ValueError(
+            f"n_repeats must be an integer >= 1 (repetitions of the folds), got {n_repeats!r}."
+        )
+    return int(n_repeats)
 
 
 def _check_n_splits(n_splits) -> int:
@@ -489,6 +508,14 @@ class ConstraintSearchCV(BaseEstimator):
         default bandwidth r of that candidate's ``n_neighbors``.
     cv : int, default=5
         Number of folds over the constraints, >= 2.
+    n_repeats : int, default=1
+        Repetitions of the ``cv``-fold split with independent shuffles (as
+        :class:`sklearn.model_selection.RepeatedKFold`): every candidate is fitted
+        ``cv * n_repeats`` times and scored on the mean over all the splits. With few
+        held-out pairs per fold, which pairs land in which fold moves the scores as much
+        as the candidates differ; repeating averages that draw out. The repeats fold the
+        same way as the first (``split_by_``); a repeat whose pair folds would leave a
+        fold without a held-out pair is skipped.
     split_by : {"auto", "pairs", "points"}, default="auto"
         How the folds are built (:func:`constraint_folds`): held-out pairs, or held-out
         constrained points with every pair touching them (for constraints closed under
@@ -538,8 +565,12 @@ class ConstraintSearchCV(BaseEstimator):
     labels_ : ndarray of shape (n_samples,)
         ``best_estimator_.labels_``.
     n_splits_ : int
+        Number of splits scored: ``cv`` times the repeats kept.
+    n_repeats_ : int
+        Number of ``cv``-fold splits kept (``n_repeats`` unless one was skipped).
     folds_ : list of (train, test)
-        The folds (:func:`constraint_folds`), indices into ``[must_link; cannot_link]``.
+        The folds (:func:`constraint_folds`), indices into ``[must_link; cannot_link]``,
+        repeat after repeat.
     split_by_ : {"pairs", "points"}
         How they were built.
     sigma_scales_ : dict
@@ -595,6 +626,7 @@ class ConstraintSearchCV(BaseEstimator):
         param_grid,
         *,
         cv: int = 5,
+        n_repeats: int = 1,
         split_by: str = "auto",
         scoring: str | Callable[[Any, Constraints], float] = "balanced",
         refit: bool | Callable[[dict], int] = True,
@@ -606,6 +638,7 @@ class ConstraintSearchCV(BaseEstimator):
         self.estimator = estimator
         self.param_grid = param_grid
         self.cv = cv
+        self.n_repeats = n_repeats
         self.split_by = split_by
         self.scoring = scoring
         self.refit = refit
@@ -706,6 +739,7 @@ class ConstraintSearchCV(BaseEstimator):
         if isinstance(y, Constraints) or (isinstance(y, tuple) and len(y) == 2):
             raise TypeError("pass constraints by keyword: fit(X, constraints=...).")
         n_splits = _check_n_splits(self.cv)
+        n_repeats = _check_n_repeats(self.n_repeats)
         split_by = _check_fold_by(self.split_by)
         scorer = _check_scoring(self.scoring)
         if not (isinstance(self.refit, bool) or callable(self.refit)):
@@ -733,6 +767,20 @@ class ConstraintSearchCV(BaseEstimator):
         eigen_seed = int(rng.randint(_SEED_MAX))
 
         folds, self.split_by_ = _make_folds(cons, n_splits, split_by, fold_seed)
+        # later repeats draw their seeds after all of the first's, so that n_repeats=1
+        # is exactly the single split
+        self.n_repeats_ = 1
+        for _ in range(1, n_repeats):
+            seed = int(rng.randint(_SEED_MAX))
+            more_fit_seeds = [int(s) for s in rng.randint(_SEED_MAX, size=n_splits)]
+            try:
+                more, _ = _make_folds(cons, n_splits, self.split_by_, seed)
+            except UnfoldableConstraintsError:
+                continue
+            folds += more
+            fit_seeds += more_fit_seeds
+            self.n_repeats_ += 1
+        n_splits = len(folds)
         splits = [(_pairs_subset(cons, tr), _pairs_subset(cons, te)) for tr, te in folds]
         self.folds_ = folds
 
