@@ -62,7 +62,12 @@ from spectralink.experiments import atomic_write
 from spectralink.methods import get_method
 from spectralink.methods.ncut import NCut
 from spectralink.metrics import adjusted_rand_score, clustering_error, violated_fraction
-from spectralink.model_selection import ConstraintSearchCV, RelativeSigma, relative_sigmas
+from spectralink.model_selection import (
+    ConstraintSearchCV,
+    RelativeSigma,
+    prefer_reference,
+    relative_sigmas,
+)
 from spectralink.plots import plot_metric_curves
 
 OUT = Path(__file__).resolve().parents[1] / "docs" / "results" / "model_selection"
@@ -383,19 +388,21 @@ def choose(rows: dict, rule: str, keys: list[str] | None = None) -> str:
     if rule == "argmax" or "ncut" not in finite:
         return best
     n_se = float(rule.split("-")[1])
-    ref = folds["ncut"]
-    # repeated folds count as one repeat's folds (prefer_reference)
     n_repeats = rows["ncut"].get("n_repeats", 1)
 
-    def beats(k):
-        d = folds[k] - ref
-        se = d.std(ddof=1) / math.sqrt(len(d) / n_repeats)
-        return k != "ncut" and d.mean() > 0 and d.mean() > n_se * se
+    def pick(cands: list[str]) -> str:
+        """Auto's own rule (prefer_reference) on the recorded fold scores of ``cands``."""
+        scores = np.array([folds[k] for k in cands])
+        results = {f"split{f}_test_score": scores[:, f] for f in range(scores.shape[1])}
+        results["mean_test_score"] = scores.mean(axis=1)
+        index = prefer_reference(
+            results, reference=cands.index("ncut"), n_se=n_se, n_repeats=n_repeats
+        )
+        return cands[index]
 
     if rule.startswith("check"):
-        return best if beats(best) else "ncut"
-    winners = [k for k in finite if beats(k)]
-    return max(winners, key=lambda k: means[k]) if winners else "ncut"
+        return pick(["ncut", best])
+    return pick(keys)
 
 
 def auto_keys(rows: dict) -> list[str]:
@@ -508,7 +515,9 @@ def report_select(out: Path) -> tuple[list[str], list[str]]:
                           key=lambda r: r["draw"])  # fmt: skip
             auto = np.array([r["auto"]["error"] for r in recs])
             ncut = np.array([err(r["candidates"]["ncut"]) for r in recs])
-            all_keys = set.intersection(*(set(r["candidates"]) for r in recs))
+            # in the first draw's order, so that ties go the same way in every run
+            all_keys = [k for k in recs[0]["candidates"]
+                        if all(k in r["candidates"] for r in recs)]  # fmt: skip
             mean_of = {k: np.nanmean([err(r["candidates"][k]) for r in recs]) for k in all_keys}
             valid = {k: v for k, v in mean_of.items() if math.isfinite(v)}
             best = min(valid, key=valid.get)
