@@ -47,10 +47,12 @@ DEFAULT_METHODS = ("ccsr", "ccskl", "lscp", "scacs", "copkmeans", "cosc")
 #: Bandwidths searched, as multiples of the default r, for candidates on a Gaussian k-NN
 #: graph (CCSR, CCSKL, LSCP).
 DEFAULT_SIGMAS = (0.5, 1.0, 2.0)
-#: COSC with k > 2 clusters joins the default candidates up to this many points: its
-#: recursive splits cost ~14 s per fit on 1,797 points (digits) and ~44 s on 9,298 (USPS)
-#: on one core, and the search fits every candidate ``cv * n_repeats + 1`` times.
-COSC_KWAY_MAX_SAMPLES = 1000
+#: COSC with k > 2 clusters joins the default candidates up to this many points. The
+#: search fits every candidate ``cv * n_repeats + 1`` times, and a k-way COSC fit costs
+#: ~3 s on 1,797 points (digits), ~6 s on 2,310 (segmentation), ~15 s on 9,298 (USPS) and
+#: minutes on 70,000 (MNIST) on one core; its selection from the constraints was
+#: measured up to segmentation's size (docs/results/model_selection).
+COSC_KWAY_MAX_SAMPLES = 2500
 #: ``n_repeats="auto"`` repeats the folds ``AUTO_REPEATS`` times up to this many points
 #: (where a fit is cheap), once above: with three fold draws Auto's ARI rose in more
 #: draws than it fell on iris, wine, breast cancer and digits (docs/results/model_selection).
