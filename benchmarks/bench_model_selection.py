@@ -539,16 +539,19 @@ def report_select(out: Path) -> tuple[list[str], list[str]]:
                 f"{ncut.mean():.3f} | {gap:+.3f} | {d.mean():+.3f} ({p:.2f}) | "
                 f"{'yes' if ok else '**no**'} | {np.mean(times):.0f} |"
             )
-            # the rules replayed on Auto's candidates
-            akeys_order = auto_keys(recs[0]["candidates"])
+            # the rules replayed on Auto's candidates, each draw's own (a re-run with
+            # other defaults may have changed the set)
+            draw_keys = [auto_keys(r["candidates"]) for r in recs]
             row = [name, count]
             for rule in RULES:
-                picks = [choose(r["candidates"], rule, akeys_order) for r in recs]
+                picks = [choose(r["candidates"], rule, keys)
+                         for r, keys in zip(recs, draw_keys, strict=True)]  # fmt: skip
                 row.append(
                     np.mean([err(r["candidates"][k]) for r, k in zip(recs, picks, strict=True)])
                 )
             rule_rows.append((row, ncut.mean(), valid[best_auto]))
-            replay = [choose(r["candidates"], "1se-1", akeys_order) for r in recs]
+            replay = [choose(r["candidates"], "1se-1", keys)
+                      for r, keys in zip(recs, draw_keys, strict=True)]  # fmt: skip
             if any(r["auto"]["selection"] == "cross-validation" and r["auto"]["choice"] != c
                    for r, c in zip(recs, replay, strict=True)):  # fmt: skip
                 misses.append(f"{name} {count}: replayed rule differs from Auto's choice")
