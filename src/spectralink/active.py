@@ -30,9 +30,10 @@ Strategies (``strategy=``):
     graph neighbourhood, or the cluster's group not settled by the answers so far) and
     asked against the known group they most likely join first.
 ``"auto"``
-    :data:`AUTO_STRATEGY`: ``"spectral"``, the lowest error averaged over 50-800 queries
-    in ``benchmarks/bench_active.py``, level with FFQS (FFQS measured lower at 200
-    queries, within the spread of the seeds; see ``docs/results/active``).
+    :data:`AUTO_STRATEGY`: ``"spectral"``, the lowest error at 200 queries in
+    ``benchmarks/bench_active.py`` (below random, MinMax and NPU by several standard
+    errors) and level with FFQS, whose difference to it changes sign from one number of
+    queries to the next within the spread of the seeds; see ``docs/results/active``.
 
 The neighbourhood strategies (all but ``"random"``) keep no hidden state: they read the
 known groups off the constraints. The *neighbourhoods* are must-link components that are
