@@ -207,12 +207,13 @@ class Auto(ConstrainedClusteringMixin):
     on iris, wine, breast cancer, sonar and digits with 400 and 1000 random pairs, the
     search's choice is within 0.02 clustering error of the best of its candidates chosen
     with the labels, and the method-by-method ablation there shows which candidates earn
-    their place. Digits with 400 pairs costs about 37 s on one core (three repeats of the
-    folds; 15 s with ``n_repeats=1``). The cost is about
-    ``(cv * n_repeats + 1)`` fits of every candidate, less where the search shares work: one
-    neighbour search per ``n_neighbors``, one graph per bandwidth, one eigendecomposition
-    per graph for NCut, CCSR and CCSKL. The candidates' many small dense operations run
-    best with one BLAS thread per worker; use ``n_jobs`` for parallelism.
+    their place. Digits with 400 pairs (three repeats of the folds, k-way COSC among the
+    candidates) costs about 80 s on one core and 46 s with ``n_jobs=2`` on two. The cost
+    is about ``(cv * n_repeats + 1)`` fits of every candidate, less where the search
+    shares work: one neighbour search per ``n_neighbors``, one graph per bandwidth, one
+    eigendecomposition per graph for NCut, CCSR and CCSKL. The candidates' many small
+    dense operations run best with one BLAS thread per worker; use ``n_jobs`` for
+    parallelism.
 
     References
     ----------
