@@ -222,11 +222,39 @@ def test_clone_get_params_and_bad_parameters(blobs):
         ({"methods": "ccsr"}, "'methods' parameter of Auto must be"),
         ({"methods": [3]}, "names or estimators"),
         ({"methods": ["nope"]}, "unknown method"),
+        ({"scoring": "ari"}, "'scoring' parameter of Auto must be"),
     ]:
         with pytest.raises((ValueError, TypeError), match=match):
             Auto(3, **bad).fit(X, constraints=cons)
     with pytest.raises(TypeError, match="by keyword"):
         Auto(3).fit(X, cons)
+
+
+def test_scoring_reaches_the_search(blobs):
+    from spectralink.model_selection import kappa_constraint_score
+
+    X, _, cons = blobs
+    kw = dict(methods=["ccsr", "copkmeans"], sigmas=None, n_repeats=1, random_state=0)
+    kappa = Auto(3, scoring="kappa", **kw).fit(X, constraints=cons)
+    assert kappa.search_.scoring == "kappa"
+    balanced = Auto(3, **kw).fit(X, constraints=cons)
+    assert not np.allclose(
+        kappa.search_.cv_results_["mean_test_score"],
+        balanced.search_.cv_results_["mean_test_score"],
+    )
+    calls = []
+
+    def mine(labels, test):
+        calls.append(len(test))
+        return kappa_constraint_score(labels, test)
+
+    custom = Auto(3, scoring=mine, **kw).fit(X, constraints=cons)
+    assert len(calls) == 3 * 5  # three candidates, five folds
+    np.testing.assert_allclose(
+        custom.search_.cv_results_["mean_test_score"],
+        kappa.search_.cv_results_["mean_test_score"],
+    )
+    assert custom.best_index_ == kappa.best_index_
 
 
 def test_default_set_runs_on_small_data(blobs):

@@ -14,6 +14,7 @@ from spectralink import Constraints
 from spectralink.graph import kneighbors, sigma_from_distances
 from spectralink.methods.ccsr import CCSR
 from spectralink.methods.ncut import NCut
+from spectralink.metrics import adjusted_rand_score
 from spectralink.model_selection import (
     ConstraintSearchCV,
     RelativeSigma,
@@ -21,6 +22,7 @@ from spectralink.model_selection import (
     balanced_constraint_score,
     constraint_accuracy,
     constraint_folds,
+    kappa_constraint_score,
     prefer_reference,
     relative_sigmas,
 )
@@ -180,6 +182,43 @@ def test_scores_on_hand_made_case():
     assert balanced_constraint_score(labels, only_cl) == pytest.approx(0.5)
     with pytest.raises(ValueError, match="no constraints"):
         balanced_constraint_score(labels, Constraints(n_samples=4))
+    # kappa: table [[ml together 1, ml apart 1], [cl together 1, cl apart 2]], n = 5
+    p_o, p_e = 3 / 5, (2 / 5) * (2 / 5) + (3 / 5) * (3 / 5)
+    assert kappa_constraint_score(labels, cons) == pytest.approx((p_o - p_e) / (1 - p_e))
+    assert kappa_constraint_score(labels, only_ml) == pytest.approx(0.5)  # one kind: fraction
+    assert kappa_constraint_score(np.arange(4), cons) == pytest.approx(0.0)  # all apart
+    assert kappa_constraint_score(np.zeros(4, int), cons) == pytest.approx(0.0)  # all together
+    with pytest.raises(ValueError, match="no constraints"):
+        kappa_constraint_score(labels, Constraints(n_samples=4))
+
+
+def test_kappa_on_all_pairs_is_the_adjusted_rand_index():
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 4, 120)
+    labels = np.where(rng.random(120) < 0.3, rng.integers(0, 5, 120), y)
+    i, j = np.triu_indices(120, 1)
+    same = y[i] == y[j]
+    cons = Constraints(np.c_[i, j][same], np.c_[i, j][~same], n_samples=120)
+    assert kappa_constraint_score(labels, cons) == pytest.approx(adjusted_rand_score(y, labels))
+
+
+def test_kappa_weighs_a_merge_as_the_ari_does():
+    # four classes of 25; "merged" joins classes 0 and 1 and splits class 3, "noisy"
+    # relabels a quarter of the points at random: the balanced score prefers the merge,
+    # kappa (like the ARI) the noisy partition
+    y = np.repeat(np.arange(4), 25)
+    merged = np.where(y == 1, 0, y)
+    merged[75:88] = 1
+    rng = np.random.default_rng(0)
+    noisy = y.copy()
+    flip = rng.random(100) < 0.25
+    noisy[flip] = rng.integers(0, 4, flip.sum())
+    i, j = np.triu_indices(100, 1)
+    same = y[i] == y[j]
+    cons = Constraints(np.c_[i, j][same], np.c_[i, j][~same], n_samples=100)
+    assert balanced_constraint_score(merged, cons) > balanced_constraint_score(noisy, cons)
+    assert kappa_constraint_score(merged, cons) < kappa_constraint_score(noisy, cons)
+    assert adjusted_rand_score(y, merged) < adjusted_rand_score(y, noisy)
 
 
 def test_relative_sigma():
@@ -343,6 +382,54 @@ def test_accuracy_scoring_and_pair_constraints(blobs):
         NCut(3, n_neighbors=10), {"sigma": [None]}, cv=3, scoring="accuracy", random_state=0
     ).fit(X, constraints=(cons.must_link, cons.cannot_link))
     assert 0 <= search.best_score_ <= 1
+
+
+def test_several_scores_from_one_fit_each(blobs):
+    X, _, cons = blobs
+    grid = [{"estimator": [NCut(3)]}, {"estimator": [CCSR(3)], "sigma": relative_sigmas([0.5, 2])}]
+    kw = dict(cv=3, n_repeats=2, random_state=0)
+    calls = []
+
+    def counted_kappa(labels, test):
+        calls.append(1)
+        return kappa_constraint_score(labels, test)
+
+    multi = ConstraintSearchCV(
+        NCut(3), grid, scoring={"balanced": "balanced", "kappa": counted_kappa}, refit="kappa", **kw
+    ).fit(X, constraints=cons)
+    assert len(calls) == 3 * 6  # one fit per candidate and split, scored twice
+    assert multi.multimetric_ and "mean_test_score" not in multi.cv_results_
+    for name in ("balanced", "kappa"):
+        single = ConstraintSearchCV(NCut(3), grid, scoring=name, **kw).fit(X, constraints=cons)
+        for key in ("mean", "std", "rank", "split5"):
+            np.testing.assert_array_equal(
+                multi.cv_results_[f"{key}_test_{name}"], single.cv_results_[f"{key}_test_score"]
+            )
+        if name == "kappa":
+            assert multi.best_index_ == single.best_index_
+            assert multi.best_score_ == single.best_score_
+            assert np.array_equal(multi.labels_, single.labels_)
+            rule = prefer_reference(single.cv_results_, n_repeats=2)
+            assert prefer_reference(multi.cv_results_, score="kappa", n_repeats=2) == rule
+    # a list of names; a callable refit; no refit: no best_* (as scikit-learn)
+    listed = ConstraintSearchCV(NCut(3), grid, scoring=["kappa", "accuracy"], refit=False, **kw)
+    listed.fit(X, constraints=cons)
+    assert {"mean_test_kappa", "mean_test_accuracy"} <= set(listed.cv_results_)
+    assert not hasattr(listed, "best_index_")
+    pick = ConstraintSearchCV(NCut(3), grid, scoring=["kappa", "balanced"], refit=lambda r: 2, **kw)
+    assert pick.fit(X, constraints=cons).best_index_ == 2 and not hasattr(pick, "best_score_")
+    with pytest.raises(ValueError, match="score='score' is not one of its scores"):
+        prefer_reference(listed.cv_results_)
+    for scoring, refit, match in [
+        (["kappa", "balanced"], True, "refit must be the name of one of them"),
+        (["kappa", "balanced"], "accuracy", "refit must be the name of one of them"),
+        (["kappa", "kappa"], False, "distinct names"),
+        ([], False, "distinct names"),
+        ({"not a name": "kappa"}, False, "identifiers"),
+        (["ari"], False, "scoring must be"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            ConstraintSearchCV(NCut(3), grid, scoring=scoring, refit=refit).fit(X, constraints=cons)
 
 
 def test_failed_fits(blobs):

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 import numbers
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from sklearn.base import clone
 from sklearn.exceptions import FitFailedWarning, NotFittedError
@@ -154,6 +154,13 @@ class Auto(ConstrainedClusteringMixin):
         How the folds are built (:func:`~spectralink.model_selection.constraint_folds`):
         held-out pairs, or held-out constrained points with every pair touching them;
         ``"auto"`` folds by pairs unless that leaves too few held-out pairs to score.
+    scoring : {"balanced", "kappa", "accuracy"} or callable, default="balanced"
+        How a fold's held-out pairs score a partition (``ConstraintSearchCV``'s
+        ``scoring``): the mean of the fractions of must-links and of cannot-links
+        satisfied (:func:`~spectralink.model_selection.balanced_constraint_score`), their
+        Cohen's kappa, an estimate of the ARI on random pairs
+        (:func:`~spectralink.model_selection.kappa_constraint_score`), the fraction
+        satisfied, or a callable ``(labels, test_constraints) -> float``.
     n_se : float, default=1.0
         Margin, in standard errors of the paired fold differences, by which a
         constrained candidate must beat NCut (:func:`prefer_reference`); 0 takes the
@@ -241,6 +248,7 @@ class Auto(ConstrainedClusteringMixin):
         "cv": [Int(2)],
         "n_repeats": [Int(1), StrOptions({"auto"})],
         "split_by": [StrOptions({"auto", "pairs", "points"})],
+        "scoring": [StrOptions({"balanced", "kappa", "accuracy"}), callable],
         "n_se": [NON_NEGATIVE],
         "affinity": [StrOptions({"knn", "precomputed"})],
         "n_jobs": [numbers.Integral, None],
@@ -257,6 +265,7 @@ class Auto(ConstrainedClusteringMixin):
         cv: int = 5,
         n_repeats: int | str = "auto",
         split_by: str = "auto",
+        scoring: str | Callable = "balanced",
         n_se: float = 1.0,
         affinity: str = "knn",
         n_jobs: int | None = None,
@@ -269,6 +278,7 @@ class Auto(ConstrainedClusteringMixin):
         self.cv = cv
         self.n_repeats = n_repeats
         self.split_by = split_by
+        self.scoring = scoring
         self.n_se = n_se
         self.affinity = affinity
         self.n_jobs = n_jobs
@@ -363,7 +373,7 @@ class Auto(ConstrainedClusteringMixin):
             cv=self.cv,
             n_repeats=self._n_repeats(X.shape[0]),
             split_by=self.split_by,
-            scoring="balanced",
+            scoring=self.scoring,
             refit=False,
             n_jobs=self.n_jobs,
             random_state=self.random_state,

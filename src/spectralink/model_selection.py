@@ -6,9 +6,10 @@ points) and count how many of the held-out pairs the partition satisfies (Pourra
 al. 2014; Van Craenendonck & Blockeel 2017). :class:`ConstraintSearchCV` does this over a
 scikit-learn style parameter grid, possibly across methods; :func:`constraint_folds`
 builds the folds (over the pairs, or over the constrained points when the pairs imply one
-another), :func:`balanced_constraint_score` and :func:`constraint_accuracy` are the
-built-in scores, :func:`prefer_reference` is a one-standard-error rule that keeps a
-reference candidate unless another beats it beyond the folds' noise, and
+another), :func:`balanced_constraint_score`, :func:`kappa_constraint_score` and
+:func:`constraint_accuracy` are the built-in scores, :func:`prefer_reference` is a
+one-standard-error rule that keeps a reference candidate unless another beats it beyond
+the folds' noise, and
 :func:`relative_sigmas` expresses Gaussian bandwidths as multiples of the library's
 default bandwidth r. :class:`spectralink.Auto` builds on them.
 
@@ -18,6 +19,8 @@ Pourrajabi, M., Moulavi, D., Campello, R. J. G. B., Zimek, A., Sander, J., & Goe
 (2014). Model selection for semi-supervised clustering. EDBT.
 Van Craenendonck, T., & Blockeel, H. (2017). Constraint-based clustering selection.
 Machine Learning 106(9-10).
+Warrens, M. J. (2008). On the equivalence of Cohen's kappa and the Hubert-Arabie adjusted
+Rand index. Journal of Classification 25(2).
 """
 
 from __future__ import annotations
@@ -54,6 +57,7 @@ __all__ = [
     "balanced_constraint_score",
     "constraint_accuracy",
     "constraint_folds",
+    "kappa_constraint_score",
     "prefer_reference",
     "relative_sigmas",
 ]
@@ -141,6 +145,51 @@ def balanced_constraint_score(labels, constraints: Constraints) -> float:
     return float(np.mean([part.mean() for part in (ml, cl) if len(part)]))
 
 
+def kappa_constraint_score(labels, constraints: Constraints) -> float:
+    """Cohen's kappa between the pairs' kind and whether ``labels`` puts them together.
+
+    The pairs form a 2 x 2 table: must-link or cannot-link, together or apart in
+    ``labels``. Kappa is the agreement beyond what chance gives at the table's margins,
+    ``(p_o - p_e) / (1 - p_e)``; on all the pairs of points it *is* the adjusted Rand index
+    (Warrens 2008), so on a uniform sample of pairs (such as random held-out constraints)
+    it estimates the ARI of ``labels`` against the unknown classes. Unlike the fraction
+    satisfied, it does not reward over-splitting (all pairs apart scores 0), and unlike
+    :func:`balanced_constraint_score` it also weighs how many cannot-link pairs a merge
+    of two classes puts together, as the ARI does. When only one kind of pair is present
+    (the table has one row) kappa is undefined; the fraction satisfied is returned, as
+    :func:`balanced_constraint_score` does. Weights are ignored.
+
+    Parameters
+    ----------
+    labels : array-like of shape (n_samples,)
+    constraints : Constraints
+        Non-empty.
+
+    Returns
+    -------
+    float in [-1, 1]
+
+    References
+    ----------
+    Warrens, M. J. (2008). On the equivalence of Cohen's kappa and the Hubert-Arabie
+    adjusted Rand index. Journal of Classification 25(2).
+    """
+    if constraints.is_empty:
+        raise ValueError("cannot score a partition against no constraints.")
+    ml, cl = _satisfied(labels, constraints)
+    if not (len(ml) and len(cl)):
+        return float(np.concatenate([ml, cl]).mean())
+    n = len(ml) + len(cl)
+    # must-links together, cannot-links together, cannot-links apart
+    ml_in, cl_in, cl_out = int(ml.sum()), int(len(cl) - cl.sum()), int(cl.sum())
+    p_o = (ml_in + cl_out) / n
+    together = (ml_in + cl_in) / n
+    p_e = len(ml) / n * together + len(cl) / n * (1.0 - together)
+    if p_e >= 1.0:  # unreachable with both kinds present; kept for the division
+        return 1.0
+    return float((p_o - p_e) / (1.0 - p_e))
+
+
 def constraint_accuracy(labels, constraints: Constraints) -> float:
     """Fraction of the pairs (must-links and cannot-links together) ``labels`` satisfies.
 
@@ -161,6 +210,7 @@ def constraint_accuracy(labels, constraints: Constraints) -> float:
 
 _SCORERS: dict[str, Callable[[Any, Constraints], float]] = {
     "balanced": balanced_constraint_score,
+    "kappa": kappa_constraint_score,
     "accuracy": constraint_accuracy,
 }
 
@@ -171,13 +221,37 @@ def _check_scoring(scoring) -> Callable[[Any, Constraints], float]:
     if isinstance(scoring, str) and scoring in _SCORERS:
         return _SCORERS[scoring]
     raise ValueError(
-        f"scoring must be 'balanced', 'accuracy' or a callable (labels, test_constraints) -> "
-        f"float, got {scoring!r}."
+        "scoring must be 'balanced', 'kappa', 'accuracy' or a callable "
+        f"(labels, test_constraints) -> float, got {scoring!r}."
     )
 
 
+def _check_scorers(scoring) -> dict[str, Callable[[Any, Constraints], float]] | None:
+    """``{name: scorer}`` for several scores (a list of names or a dict), else None."""
+    if isinstance(scoring, Mapping):
+        items = list(scoring.items())
+    elif isinstance(scoring, (list, tuple)):
+        if not all(isinstance(name, str) for name in scoring):
+            raise ValueError(f"a list of scores holds score names, got {scoring!r}.")
+        items = [(name, name) for name in scoring]
+    else:
+        return None
+    names = [name for name, _ in items]
+    if not items or len(set(names)) != len(names):
+        raise ValueError(f"several scores need distinct names, at least one; got {scoring!r}.")
+    for name in names:
+        if not (isinstance(name, str) and name.isidentifier()):
+            raise ValueError(f"score names must be identifiers (cv_results_ keys), got {name!r}.")
+    return {name: _check_scoring(scorer) for name, scorer in items}
+
+
 def prefer_reference(
-    cv_results: Mapping, *, reference: int = 0, n_se: float = 1.0, n_repeats: int = 1
+    cv_results: Mapping,
+    *,
+    reference: int = 0,
+    n_se: float = 1.0,
+    n_repeats: int = 1,
+    score: str = "score",
 ) -> int:
     """Choose a candidate only when it beats a reference beyond the folds' noise.
 
@@ -207,6 +281,9 @@ def prefer_reference(
         candidate with a higher mean than the reference.
     n_repeats : int, default=1
         Repeats of the folds behind ``cv_results`` (``ConstraintSearchCV.n_repeats_``).
+    score : str, default="score"
+        Which score of a search with several (``scoring`` a list or dict): its name; the
+        columns read are ``mean_test_<score>`` and ``split<i>_test_<score>``.
 
     Returns
     -------
@@ -214,7 +291,10 @@ def prefer_reference(
         Index into ``cv_results["params"]``. Candidates with a ``nan`` mean are never
         chosen; with a ``nan`` reference the highest mean wins.
     """
-    means = np.asarray(cv_results["mean_test_score"], dtype=float)
+    key = f"mean_test_{score}"
+    if key not in cv_results:
+        raise ValueError(f"cv_results has no {key!r}: score={score!r} is not one of its scores.")
+    means = np.asarray(cv_results[key], dtype=float)
     n_cand = len(means)
     if not 0 <= reference < n_cand:
         raise ValueError(f"reference={reference} is not a candidate index (0..{n_cand - 1}).")
@@ -225,8 +305,10 @@ def prefer_reference(
         raise ValueError("no candidate has a finite mean score.")
     if np.isnan(means[reference]):
         return int(np.nanargmax(means))
-    n_splits = sum(1 for key in cv_results if key.startswith("split") and key.endswith("_score"))
-    scores = np.column_stack([cv_results[f"split{f}_test_score"] for f in range(n_splits)])
+    n_splits = 0
+    while f"split{n_splits}_test_{score}" in cv_results:
+        n_splits += 1
+    scores = np.column_stack([cv_results[f"split{f}_test_{score}"] for f in range(n_splits)])
     diff = scores - scores[reference]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # nan rows
@@ -460,10 +542,11 @@ def _seed_if_unset(estimator, seed: int | None):
 
 
 def _fit_and_score(
-    template, data, train, test, seed, scorer, error_score, eigen_seed, n_threads_=None
+    template, data, train, test, seed, scorers, error_score, eigen_seed, n_threads_=None
 ):
     """Fit a clone of ``template`` on ``data`` and the training pairs, score on the test
-    pairs, on ``n_threads_`` threads. Returns ``(score, fit_time, error message or None)``."""
+    pairs with every scorer of ``scorers`` (a list), on ``n_threads_`` threads. Returns
+    ``(scores, fit_time, error message or None)``."""
     estimator = _seed_if_unset(clone(template), seed)
     t0 = time.perf_counter()
     try:
@@ -479,9 +562,10 @@ def _fit_and_score(
     except Exception as exc:
         if isinstance(error_score, str):  # "raise"
             raise
-        return float(error_score), time.perf_counter() - t0, f"{type(exc).__name__}: {exc}"
+        failed = [float(error_score)] * len(scorers)
+        return failed, time.perf_counter() - t0, f"{type(exc).__name__}: {exc}"
     fit_time = time.perf_counter() - t0
-    return float(scorer(estimator.labels_, test)), fit_time, None
+    return [float(scorer(estimator.labels_, test)) for scorer in scorers], fit_time, None
 
 
 # --------------------------------------------------------------------------- search
@@ -521,15 +605,21 @@ class ConstraintSearchCV(BaseEstimator):
         constrained points with every pair touching them (for constraints closed under
         transitivity, such as all the pairs among labelled points); ``"auto"`` uses pairs
         unless the leakage rule would leave a fold empty or move more than half of them.
-    scoring : {"balanced", "accuracy"} or callable, default="balanced"
-        ``"balanced"``: :func:`balanced_constraint_score`; ``"accuracy"``:
-        :func:`constraint_accuracy`; a callable ``(labels, test_constraints) -> float``.
-        Higher is better.
-    refit : bool or callable, default=True
+    scoring : {"balanced", "kappa", "accuracy"} or callable, default="balanced"
+        ``"balanced"``: :func:`balanced_constraint_score`; ``"kappa"``:
+        :func:`kappa_constraint_score` (on random pairs, an estimate of the ARI);
+        ``"accuracy"``: :func:`constraint_accuracy`; a callable
+        ``(labels, test_constraints) -> float``. Higher is better. Several scores, as in
+        scikit-learn: a list of names or a dict ``{name: name or callable}``; every fit
+        is then scored with each (one fit, several scores) and ``cv_results_`` has the
+        columns ``*_test_<name>`` instead of ``*_test_score``.
+    refit : bool, str or callable, default=True
         Refit the best candidate on all the constraints (``best_estimator_``,
         ``labels_``). A callable ``cv_results_ -> index`` chooses the candidate instead
         of the highest mean score (as in scikit-learn), e.g. :func:`prefer_reference`
-        for a one-standard-error rule against a reference candidate.
+        for a one-standard-error rule against a reference candidate. With several
+        scores: the name of the one that ranks the candidates, a callable, or False (no
+        ``best_*`` attributes then).
     n_jobs : int or None, default=None
         Fits run in parallel through joblib. Results do not depend on it. The workers
         share the library's thread count (:func:`spectralink.set_config`): each fit runs
@@ -549,7 +639,8 @@ class ConstraintSearchCV(BaseEstimator):
     cv_results_ : dict of arrays
         As scikit-learn's: ``params``, ``param_<name>`` (masked object arrays),
         ``split<i>_test_score``, ``mean_test_score``, ``std_test_score``,
-        ``rank_test_score``, ``mean_fit_time``, ``std_fit_time``.
+        ``rank_test_score``, ``mean_fit_time``, ``std_fit_time``; with several scores,
+        ``split<i>_test_<name>``, ``mean_test_<name>``, ... for each.
     best_index_ : int
         Candidate with the highest mean score; ties go to the **earlier** candidate in
         grid order (list an unconstrained reference such as NCut first to prefer it).
@@ -558,7 +649,8 @@ class ConstraintSearchCV(BaseEstimator):
     best_params_ : dict
         ``cv_results_["params"][best_index_]`` (a relative sigma stays relative here).
     best_score_ : float
-        ``cv_results_["mean_test_score"][best_index_]``.
+        ``cv_results_["mean_test_score"][best_index_]`` (with several scores, that of
+        the one named by ``refit``; not set with a callable ``refit``).
     best_estimator_ : estimator
         With ``refit=True``: ``clone(estimator).set_params(**best_params_)`` (sigma
         resolved to a float), fitted on ``X`` with all the constraints.
@@ -573,6 +665,8 @@ class ConstraintSearchCV(BaseEstimator):
         repeat after repeat.
     split_by_ : {"pairs", "points"}
         How they were built.
+    multimetric_ : bool
+        Whether several scores were computed.
     sigma_scales_ : dict
         ``{n_neighbors: r}`` for every k-NN search the search ran.
 
@@ -741,9 +835,17 @@ class ConstraintSearchCV(BaseEstimator):
         n_splits = _check_n_splits(self.cv)
         n_repeats = _check_n_repeats(self.n_repeats)
         split_by = _check_fold_by(self.split_by)
-        scorer = _check_scoring(self.scoring)
-        if not (isinstance(self.refit, bool) or callable(self.refit)):
+        multi = _check_scorers(self.scoring)
+        scorers = multi if multi is not None else {"score": _check_scoring(self.scoring)}
+        if multi is None and not (isinstance(self.refit, bool) or callable(self.refit)):
             raise ValueError(f"refit must be True, False or a callable, got {self.refit!r}.")
+        if multi is not None and not (
+            self.refit is False or callable(self.refit) or self.refit in multi
+        ):
+            raise ValueError(
+                f"with several scores, refit must be the name of one of them {list(multi)}, "
+                f"a callable or False; got {self.refit!r}."
+            )
         error_score = self.error_score
         if not (
             (isinstance(error_score, str) and error_score == "raise")
@@ -797,7 +899,8 @@ class ConstraintSearchCV(BaseEstimator):
         per_fit = max(1, n_threads() // effective_n_jobs(self.n_jobs))
         tasks = [
             delayed(_fit_and_score)(
-                template, data, train, test, fit_seeds[f], scorer, error_score, eigen_seed,
+                template, data, train, test, fit_seeds[f], list(scorers.values()), error_score,
+                eigen_seed,
                 per_fit,
             )
             for template, data, _ in prepared
@@ -812,7 +915,7 @@ class ConstraintSearchCV(BaseEstimator):
             results = list(out)
 
         n_cand = len(params_list)
-        scores = np.array([r[0] for r in results], dtype=float).reshape(n_cand, n_splits)
+        scores = np.array([r[0] for r in results], dtype=float).reshape(n_cand, n_splits, -1)
         times = np.array([r[1] for r in results], dtype=float).reshape(n_cand, n_splits)
         errors = [r[2] for r in results if r[2] is not None]
         if len(errors) == len(results):
@@ -825,9 +928,17 @@ class ConstraintSearchCV(BaseEstimator):
                 stacklevel=2,
             )
 
-        self.cv_results_ = self._format_results(params_list, scores, times)
+        self.cv_results_ = self._format_results(params_list, scores, times, list(scorers))
         self.n_splits_ = n_splits
-        means = self.cv_results_["mean_test_score"]
+        self.multimetric_ = multi is not None
+        if multi is not None and self.refit is False:
+            return self  # no single best without a score to rank by (as scikit-learn)
+        score = self.refit if isinstance(self.refit, str) else "score"
+        means = self.cv_results_.get(f"mean_test_{score}")
+        if means is None:  # several scores, a callable refit: eligible when all are finite
+            means = np.zeros(n_cand)
+            for name in scorers:
+                means = means + self.cv_results_[f"mean_test_{name}"]
         if np.all(np.isnan(means)):
             raise ValueError(
                 "no candidate has a finite mean score (a fit failed or scored nan in every "
@@ -849,7 +960,8 @@ class ConstraintSearchCV(BaseEstimator):
         else:
             self.best_index_ = int(np.nanargmax(means))  # first maximum: earlier one wins
         self.best_params_ = params_list[self.best_index_]
-        self.best_score_ = float(means[self.best_index_])
+        if multi is None or isinstance(self.refit, str):
+            self.best_score_ = float(means[self.best_index_])
         if self.refit:
             self.best_estimator_ = self.candidate(self.best_index_).fit(X, constraints=cons)
             self.labels_ = self.best_estimator_.labels_
@@ -882,8 +994,10 @@ class ConstraintSearchCV(BaseEstimator):
         return self.fit(X, y, constraints=constraints).labels_
 
     @staticmethod
-    def _format_results(params_list, scores, times) -> dict:
-        n_cand, n_splits = scores.shape
+    def _format_results(params_list, scores, times, score_names) -> dict:
+        """scikit-learn's layout; ``scores`` is (candidates, splits, scores) with
+        ``score_names`` the score names (``["score"]`` for one)."""
+        n_cand, n_splits, _ = scores.shape
         results: dict[str, Any] = {"params": params_list}
         names = sorted({name for p in params_list for name in p})
         for name in names:
@@ -892,17 +1006,18 @@ class ConstraintSearchCV(BaseEstimator):
                 if name in p:
                     col[i] = p[name]
             results[f"param_{name}"] = col
-        for f in range(n_splits):
-            results[f"split{f}_test_score"] = scores[:, f]
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # nan rows (failed fits)
-            mean = scores.mean(axis=1)
-            std = scores.std(axis=1)
-        results["mean_test_score"] = mean
-        results["std_test_score"] = std
-        # scikit-learn's convention: equal scores share the best rank, nan ranks last
-        filled = np.where(np.isnan(mean), -np.inf, mean)
-        results["rank_test_score"] = rankdata(-filled, method="min").astype(np.int32)
+        for j, name in enumerate(score_names):
+            for f in range(n_splits):
+                results[f"split{f}_test_{name}"] = scores[:, f, j]
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # nan rows (failed fits)
+                mean = scores[:, :, j].mean(axis=1)
+                std = scores[:, :, j].std(axis=1)
+            results[f"mean_test_{name}"] = mean
+            results[f"std_test_{name}"] = std
+            # scikit-learn's convention: equal scores share the best rank, nan ranks last
+            filled = np.where(np.isnan(mean), -np.inf, mean)
+            results[f"rank_test_{name}"] = rankdata(-filled, method="min").astype(np.int32)
         results["mean_fit_time"] = times.mean(axis=1)
         results["std_fit_time"] = times.std(axis=1)
         return results
