@@ -157,7 +157,7 @@ def run(args) -> None:
             sel = ms.load_doc(ms.record_path(args.out, name, "select"))["records"]
             cells += [("select", r["n_constraints"], r["draw"]) for r in sel]
         if "peers" in args.kinds and name in ms.PEER_DATASETS:
-            cells += [("peers", c, d) for c in ms.PEER_COUNTS for d in range(ms.PEER_DRAWS)]
+            cells += [("peers", c, d) for c in args.peer_counts for d in range(ms.PEER_DRAWS)]
         for kind, count, draw in cells:
             done = {(r["kind"], r["n_constraints"], r["draw"]) for r in doc["records"]}
             if (kind, count, draw) in done:
@@ -295,12 +295,15 @@ def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--datasets", default=",".join(ms.DATASETS))
     p.add_argument("--kinds", default="select,peers", help="select, peers or both")
+    p.add_argument("--peer-counts", default=",".join(map(str, ms.PEER_COUNTS)),
+                   help="peers: the pair counts, in the order run")  # fmt: skip
     p.add_argument("--random-state", type=int, default=0)
     p.add_argument("--report-only", action="store_true")
     p.add_argument("--out", type=Path, default=ms.OUT)
     args = p.parse_args(argv)
     args.datasets = [d for d in args.datasets.split(",") if d]
     args.kinds = [k for k in args.kinds.split(",") if k]
+    args.peer_counts = [int(c) for c in args.peer_counts.split(",") if c]
     if not args.report_only:
         run(args)
     print(report(args.out))

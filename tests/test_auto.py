@@ -249,6 +249,8 @@ def test_scoring_reaches_the_search(blobs):
         return kappa_constraint_score(labels, test)
 
     custom = Auto(3, scoring=mine, **kw).fit(X, constraints=cons)
+    assert "5-fold cross-validated kappa score" in kappa.describe()
+    assert "5-fold cross-validated custom score" in custom.describe()
     assert len(calls) == 3 * 5  # three candidates, five folds
     np.testing.assert_allclose(
         custom.search_.cv_results_["mean_test_score"],

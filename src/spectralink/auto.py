@@ -453,8 +453,9 @@ class Auto(ConstrainedClusteringMixin):
             return f"{name}: {self.selection_}, no cross-validation"
         res = self.search_.cv_results_
         i = self.best_index_
+        score = self.scoring if isinstance(self.scoring, str) else "custom"
         text = (
-            f"{name}: {self._folds_text()} cross-validated balanced score "
+            f"{name}: {self._folds_text()} cross-validated {score} score "
             f"{res['mean_test_score'][i]:.3f} ± {res['std_test_score'][i]:.3f} "
             f"(NCut {res['mean_test_score'][0]:.3f} ± {res['std_test_score'][0]:.3f}; "
             f"{len(res['params'])} candidates, folds by {self.search_.split_by_})"

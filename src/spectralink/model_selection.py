@@ -9,9 +9,8 @@ builds the folds (over the pairs, or over the constrained points when the pairs 
 another), :func:`balanced_constraint_score`, :func:`kappa_constraint_score` and
 :func:`constraint_accuracy` are the built-in scores, :func:`prefer_reference` is a
 one-standard-error rule that keeps a reference candidate unless another beats it beyond
-the folds' noise, and
-:func:`relative_sigmas` expresses Gaussian bandwidths as multiples of the library's
-default bandwidth r. :class:`spectralink.Auto` builds on them.
+the folds' noise, and :func:`relative_sigmas` expresses Gaussian bandwidths as multiples
+of the library's default bandwidth r. :class:`spectralink.Auto` builds on them.
 
 References
 ----------
@@ -184,9 +183,8 @@ def kappa_constraint_score(labels, constraints: Constraints) -> float:
     ml_in, cl_in, cl_out = int(ml.sum()), int(len(cl) - cl.sum()), int(cl.sum())
     p_o = (ml_in + cl_out) / n
     together = (ml_in + cl_in) / n
+    # chance agreement; below 1 as both kinds are present
     p_e = len(ml) / n * together + len(cl) / n * (1.0 - together)
-    if p_e >= 1.0:  # unreachable with both kinds present; kept for the division
-        return 1.0
     return float((p_o - p_e) / (1.0 - p_e))
 
 
