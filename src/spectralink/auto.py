@@ -33,6 +33,7 @@ from .exceptions import DegeneratePartitionWarning, ModelSelectionWarning
 from .methods import METHODS, get_method
 from .methods._base import NON_NEGATIVE, ConstrainedClusteringMixin, Int
 from .model_selection import (
+    SCORER_NAMES,
     ConstraintSearchCV,
     UnfoldableConstraintsError,
     prefer_reference,
@@ -248,7 +249,7 @@ class Auto(ConstrainedClusteringMixin):
         "cv": [Int(2)],
         "n_repeats": [Int(1), StrOptions({"auto"})],
         "split_by": [StrOptions({"auto", "pairs", "points"})],
-        "scoring": [StrOptions({"balanced", "kappa", "accuracy"}), callable],
+        "scoring": [StrOptions(set(SCORER_NAMES)), callable],
         "n_se": [NON_NEGATIVE],
         "affinity": [StrOptions({"knn", "precomputed"})],
         "n_jobs": [numbers.Integral, None],

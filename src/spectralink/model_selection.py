@@ -211,6 +211,8 @@ _SCORERS: dict[str, Callable[[Any, Constraints], float]] = {
     "kappa": kappa_constraint_score,
     "accuracy": constraint_accuracy,
 }
+#: The scores ``scoring`` takes by name.
+SCORER_NAMES = tuple(_SCORERS)
 
 
 def _check_scoring(scoring) -> Callable[[Any, Constraints], float]:
@@ -218,9 +220,10 @@ def _check_scoring(scoring) -> Callable[[Any, Constraints], float]:
         return scoring
     if isinstance(scoring, str) and scoring in _SCORERS:
         return _SCORERS[scoring]
+    names = ", ".join(repr(name) for name in _SCORERS)
     raise ValueError(
-        "scoring must be 'balanced', 'kappa', 'accuracy' or a callable "
-        f"(labels, test_constraints) -> float, got {scoring!r}."
+        f"scoring must be {names} or a callable (labels, test_constraints) -> float, "
+        f"got {scoring!r}."
     )
 
 
@@ -931,12 +934,9 @@ class ConstraintSearchCV(BaseEstimator):
         self.multimetric_ = multi is not None
         if multi is not None and self.refit is False:
             return self  # no single best without a score to rank by (as scikit-learn)
-        score = self.refit if isinstance(self.refit, str) else "score"
-        means = self.cv_results_.get(f"mean_test_{score}")
-        if means is None:  # several scores, a callable refit: eligible when all are finite
-            means = np.zeros(n_cand)
-            for name in scorers:
-                means = means + self.cv_results_[f"mean_test_{name}"]
+        # the score that ranks; several with a callable refit: eligible when all are finite
+        names = [self.refit] if isinstance(self.refit, str) else list(scorers)
+        means = sum(self.cv_results_[f"mean_test_{name}"] for name in names)
         if np.all(np.isnan(means)):
             raise ValueError(
                 "no candidate has a finite mean score (a fit failed or scored nan in every "
