@@ -22,12 +22,14 @@ Usage::
     python benchmarks/bench_cosc_protocol.py --append --methods SCLC      # add a baseline
     python benchmarks/bench_cosc_protocol.py --trials 20 --first-trial 5 --out <dir>
     python benchmarks/bench_cosc_protocol.py --merge <dir>/protocol.csv   # fold it in
+    python benchmarks/bench_cosc_protocol.py --cosc '{"inner_step": "per_edge"}' --out <dir>
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import json
 import time
 from pathlib import Path
 
@@ -72,6 +74,7 @@ def methods(k, args, seed):
             n_recursions=args.n_recursions,
             split_rule="min_cut",  # the paper's k-way rule (not the default)
             random_state=seed,
+            **args.cosc,
         )
     }
     baselines = [("SL", "sl"), ("CCSR", "ccsr")]
@@ -409,6 +412,12 @@ def main(argv=None):
     )
     parser.add_argument("--n-starts", type=int, default=None)
     parser.add_argument("--n-recursions", type=int, default=None)
+    parser.add_argument(
+        "--cosc",
+        type=json.loads,
+        default={},
+        help='further COSC parameters as JSON, e.g. \'{"inner_step": "per_edge"}\'',
+    )
     parser.add_argument(
         "--quick", action="store_true", help="2 trials, 3 counts, 4 starts, 2 recursive runs"
     )

@@ -10,11 +10,13 @@ Usage::
 
     python benchmarks/bench_cosc_threads.py digits 400 1,2,1,2
     python benchmarks/bench_cosc_threads.py mnist 2000 2,1
+    python benchmarks/bench_cosc_threads.py mnist 2000 2 --cosc '{"inner_step": "per_edge"}'
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import time
 
 import numpy as np
@@ -31,6 +33,7 @@ def main() -> None:
     p.add_argument("dataset", help="digits (bundled) or a data-directory name, e.g. mnist")
     p.add_argument("n_pairs", type=int)
     p.add_argument("n_jobs", help="comma list, e.g. 1,2")
+    p.add_argument("--cosc", type=json.loads, default={}, help="further COSC parameters (JSON)")
     args = p.parse_args()
     if args.dataset == "digits":
         X, y = load_digits(return_X_y=True)
@@ -48,7 +51,7 @@ def main() -> None:
     first = None
     for n_jobs in (int(j) for j in args.n_jobs.split(",")):
         t0, c0 = time.perf_counter(), time.process_time()
-        m = COSC(k, affinity="precomputed", n_jobs=n_jobs, random_state=0).fit(
+        m = COSC(k, affinity="precomputed", n_jobs=n_jobs, random_state=0, **args.cosc).fit(
             W, constraints=cons
         )
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0

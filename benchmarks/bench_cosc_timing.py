@@ -27,6 +27,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import time
 from pathlib import Path
@@ -80,10 +81,10 @@ def task_data(name):
     return X, (y == 0).astype(np.int64), 2, 1000, True
 
 
-def run(name, n_jobs, repeats, seed):
+def run(name, n_jobs, repeats, seed, params=None):
     X, y, k, n_pairs, precomputed = task_data(name)
     cons = Constraints.from_labels(y, n_pairs, random_state=seed)
-    cosc = COSC(k, random_state=seed, n_jobs=n_jobs)
+    cosc = COSC(k, random_state=seed, n_jobs=n_jobs, **(params or {}))
     extra = ""
     if precomputed:
         W, t_graph, _ = _timed(lambda: adaptive_knn_affinity(X, 10, random_state=seed))
@@ -125,17 +126,23 @@ def main(argv=None) -> None:
     parser.add_argument("--repeats", type=int, default=3, help="fits averaged on digits")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=None, help="append the lines to this file")
+    parser.add_argument(
+        "--cosc",
+        type=json.loads,
+        default={},
+        help='COSC parameters, e.g. \'{"inner_step": "per_edge"}\'',
+    )
     args = parser.parse_args(argv)
 
     _warm_up()
     load_before = os.getloadavg()
     out = [
-        f"{time.strftime('%Y-%m-%d %H:%M')} n_jobs={args.n_jobs} "
+        f"{time.strftime('%Y-%m-%d %H:%M')} n_jobs={args.n_jobs} {args.cosc or ''} "
         f"load before {load_before[0]:.2f} {load_before[1]:.2f} {load_before[2]:.2f}"
     ]
     print(out[0], flush=True)
     for name in args.tasks:
-        lines = run(name, args.n_jobs, args.repeats, args.seed)
+        lines = run(name, args.n_jobs, args.repeats, args.seed, args.cosc)
         print("\n".join(lines), flush=True)
         out += lines
     if args.out:

@@ -237,6 +237,29 @@ def test_hard_mode_satisfies_all_constraints_real(name, n_pairs):
     assert 0 < m.labels_.sum() < len(y)
 
 
+@pytest.mark.parametrize("seed", range(2))
+def test_per_edge_inner_step(seed):
+    """``inner_step="per_edge"`` reaches the solver, keeps hard mode consistent, k-way works."""
+    X, y = blobs(120, seed=seed)
+    rng = np.random.default_rng(seed)
+    y_noisy = np.where(rng.random(120) < 0.15, 1 - y, y)
+    cons = Constraints.from_labels(y_noisy, 40, random_state=seed)
+    m = COSC(n_starts=3, inner_step="per_edge", random_state=seed).fit(X, constraints=cons)
+    assert m.n_violated_ == 0
+    assert 0 < m.labels_.sum() < 120
+    W = m.affinity_matrix_
+    g = degrees(W)
+    cl = reduce_cannot_links(cons.cannot_link, cons.cl_weights, np.arange(120))
+    for step, uniform in (("per_edge", False), ("uniform", True)):
+        opts = COSC(inner_step=step)._settings(120)
+        solver = _Binary(W, g, cl, opts, rng=np.random.RandomState(0))
+        assert (solver.prob.edge_step is None) == uniform
+    X3, y3 = blobs(150, k=3, seed=seed)
+    cons3 = Constraints.from_labels(y3, 60, random_state=seed)
+    m3 = COSC(3, inner_step="per_edge", random_state=seed).fit(X3, constraints=cons3)
+    assert clustering_error(y3, m3.labels_) < 0.2
+
+
 def test_unconstrained_and_must_link_only():
     X, y = blobs(100, seed=5)
     m0 = COSC(n_starts=3, random_state=0).fit(X)

@@ -342,3 +342,20 @@ def test_lipschitz_scale_bounds_incidence_norm(seed):
     assert prob.c0**2 <= 2 * deg_max
     # the reference scale sqrt(max #neighbours) is not safe in general
     assert lam_max > deg_max
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_per_edge_step_majorises_the_dual_hessian(seed):
+    """diag(deg_i + deg_j) >= B B^T, so the step c0^2 / (deg_i + deg_j) of edge e is safe."""
+    W = random_graph(25, 0.2, seed)
+    prob = make_problem(edge_list(W), np.ones(25))
+    B = prob.B.toarray()
+    scale = prob.c0**2 / prob.edge_step  # deg_i + deg_j of every edge
+    i, j, _ = prob.edges
+    deg = np.diff(W.indptr)
+    np.testing.assert_allclose(scale, deg[i] + deg[j])
+    precond = B @ B.T / np.sqrt(np.outer(scale, scale))
+    assert np.linalg.eigvalsh(precond).max() <= 1.0 + 1e-9
+    assert prob.edge_step.min() == pytest.approx(1.0)
+    # on an irregular graph some edges take a larger step than the uniform one
+    assert prob.edge_step.max() > 1.0

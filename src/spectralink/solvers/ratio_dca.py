@@ -28,7 +28,13 @@ linearised objective cannot decrease by more than a relative tolerance.
 The gradient's Lipschitz constant is ``2 (1 + ||B||^2 / c0^2)``; here
 ``c0^2 = max_{(i,j) in E} (deg_i + deg_j)`` (unweighted degrees), the Anderson-Morley
 upper bound on ``||B||^2 = lambda_max`` of the unweighted Laplacian, so the step ``1/4`` is
-provably safe (the value 4 with ``c0^2 = max deg`` is not).
+provably safe (the value 4 with ``c0^2 = max deg`` is not). The same argument edge by edge
+(``B B^T`` is dominated by the diagonal of its absolute row sums, ``deg_i + deg_j``) lets
+edge ``e`` take the step ``c0^2 / (deg_i + deg_j)`` times larger: FISTA in the metric of
+that diagonal preconditioner, whose projection onto the box is still a clip. On the
+adaptive 10-NN graphs of sonar, diabetes, digits and USPS the mean step grows 1.7-2.5x and
+FISTA needs 1.2-3.6x fewer iterations for the same duality gap
+(``benchmarks/bench_cosc_preconditioner.py``).
 """
 
 from __future__ import annotations
@@ -65,6 +71,7 @@ class RatioProblem(NamedTuple):
     c_cl: float  #: sum of the cannot-link weights (their number when unweighted)
     c0: float  #: rescaling of Lemma 3.2, c0^2 >= ||B||^2
     index32: tuple  #: (edge i, edge j, cannot-link i, cannot-link j) as int32 (compiled loop)
+    edge_step: np.ndarray | None  #: per-edge step factor c0^2 / (deg_i + deg_j); None: uniform
 
     @property
     def B(self) -> sp.csr_matrix:
@@ -75,6 +82,10 @@ class RatioProblem(NamedTuple):
         cols = np.column_stack([i, j]).ravel()
         vals = np.tile([1.0, -1.0], m)
         return sp.csr_matrix((vals, (rows, cols)), shape=(m, self.n))
+
+
+#: the compiled loop's marker for the uniform step (its faster loop without per-edge factors)
+_NO_STEPS = np.zeros(0)
 
 
 def lipschitz_scale(i: np.ndarray, j: np.ndarray, n: int) -> float:
@@ -89,12 +100,32 @@ def lipschitz_scale(i: np.ndarray, j: np.ndarray, n: int) -> float:
     return float(np.sqrt(np.max(deg[i] + deg[j])))
 
 
+def edge_step_scale(i: np.ndarray, j: np.ndarray, n: int) -> np.ndarray:
+    """``c0^2 / (deg_i + deg_j)`` per edge, unweighted degrees (diagonal preconditioner).
+
+    ``B B^T`` is dominated by the diagonal of its absolute row sums, ``deg_i + deg_j``, so
+    the dual gradient is 4-Lipschitz in the metric ``diag(deg_i + deg_j) / c0^2`` too:
+    each edge may take its own step, larger by this factor than the uniform one.
+    """
+    if len(i) == 0:
+        return np.ones(0)
+    deg = np.bincount(i, minlength=n) + np.bincount(j, minlength=n)
+    s = (deg[i] + deg[j]).astype(float)
+    return s.max() / s
+
+
 def make_problem(
     edges: tuple[np.ndarray, np.ndarray, np.ndarray],
     g: np.ndarray,
     cl: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+    *,
+    per_edge_step: bool = True,
 ) -> RatioProblem:
-    """Bundle a graph (edge list), vertex weights and cannot-links for :func:`ratio_dca`."""
+    """Bundle a graph (edge list), vertex weights and cannot-links for :func:`ratio_dca`.
+
+    ``per_edge_step``: FISTA steps of :func:`edge_step_scale` (diagonal preconditioner);
+    False gives every edge the uniform step ``1 / c0^2``.
+    """
     i, j, w = edges
     g = np.asarray(g, dtype=float)
     n = g.shape[0]
@@ -110,6 +141,7 @@ def make_problem(
         c_cl=float(np.sum(cl[2])),
         c0=lipschitz_scale(i, j, n),
         index32=tuple(np.ascontiguousarray(x, dtype=itype) for x in (i, j, cl[0], cl[1])),
+        edge_step=edge_step_scale(i, j, n) if per_edge_step else None,
     )
 
 
@@ -182,6 +214,7 @@ def _solve_inner_numpy(
     B = prob.B
     BT = B.T.tocsr()
     c0 = prob.c0
+    es = 1.0 if prob.edge_step is None else prob.edge_step
     simplex = C > 0
     sc = C if simplex else 1.0
     lip = 4.0 if simplex else 2.0
@@ -204,10 +237,12 @@ def _solve_inner_numpy(
     it = 0
     for it in range(1, max_iter + 1):
         Dy = direction(a_y, v_y)
-        a_new = np.clip(a_y + (2.0 / (c0 * lip)) * (B @ Dy), -box, box)
+        a_new = np.clip(a_y + (2.0 / (c0 * lip)) * es * (B @ Dy), -box, box)
         v_new = project_simplex(v_y - (2.0 / lip) * Dy) if simplex else v_y
-        # gradient restart: drop the momentum when it points against the step
-        if np.dot(a_y - a_new, a_new - a) + (np.dot(v_y - v_new, v_new - vv) if simplex else 0) > 0:
+        # gradient restart (in the preconditioned metric): drop the momentum when it
+        # points against the step
+        restart = np.dot((a_y - a_new) / es, a_new - a)
+        if restart + (np.dot(v_y - v_new, v_new - vv) if simplex else 0) > 0:
             t = 1.0
         t_new = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * t * t))
         mom = (t - 1.0) / t_new
@@ -328,6 +363,7 @@ def solve_inner(
             lam_f,
             -np.inf if target is None else float(target),
             descent,
+            _NO_STEPS if prob.edge_step is None else prob.edge_step,
         )
         if zero or not has:
             res = InnerResult(None, 0.0, 0.0 if zero else dual, sc * a / c0, vv, it)
