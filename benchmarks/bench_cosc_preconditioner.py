@@ -43,7 +43,7 @@ def inner_problem(W, y, n_pairs, gamma, seed):
     if n_pairs:
         cons = Constraints.from_labels(y, n_pairs, random_state=seed)
         cl = reduce_cannot_links(cons.cannot_link, cons.cl_weights, np.arange(len(y)))
-    prob = make_problem(edge_list(W), d, cl)
+    prob = make_problem(edge_list(W), d, cl, per_edge_step=True)
     f = constrained_fiedler(W, d, random_state=seed)
     f = f / np.linalg.norm(f)
     lam = ratio_functional(f, prob, gamma)

@@ -160,11 +160,11 @@ def test_constant_vector_has_no_threshold():
 
 
 # ----------------------------------------------------------------- item 2: inner solver
-def _inner_instance(n, seed, gamma):
+def _inner_instance(n, seed, gamma, per_edge_step=False):
     W = random_graph(n, 0.3, seed)
     d = np.asarray(W.sum(1)).ravel()
     cl = random_cl(n, 3, seed)
-    prob = make_problem(edge_list(W), d, cl)
+    prob = make_problem(edge_list(W), d, cl, per_edge_step=per_edge_step)
     rng = np.random.default_rng(seed)
     f = rng.standard_normal(n)
     lam = ratio_functional(f, prob, gamma)
@@ -174,9 +174,10 @@ def _inner_instance(n, seed, gamma):
     return prob, c, gamma * prob.c_cl, v
 
 
+@pytest.mark.parametrize("per_edge_step", [False, True])
 @pytest.mark.parametrize("gamma", [0.0, 0.5])
-def test_inner_solver_closes_duality_gap(gamma):
-    prob, c, C, v = _inner_instance(20, 0, gamma)
+def test_inner_solver_closes_duality_gap(gamma, per_edge_step):
+    prob, c, C, v = _inner_instance(20, 0, gamma, per_edge_step)
     beta0 = np.zeros(len(prob.edges[0]))
     res = solve_inner(prob, c, C, beta0, v, max_iter=20000, eps=1e-10)
     assert abs(res.primal - res.dual) <= 1e-8 * abs(res.dual)
@@ -190,10 +191,11 @@ def test_inner_solver_closes_duality_gap(gamma):
     assert np.allclose(r1.beta, r2.beta, atol=1e-9)
 
 
+@pytest.mark.parametrize("per_edge_step", [False, True])
 @pytest.mark.parametrize("gamma", [0.0, 0.5])
-def test_inner_solver_descent_mode(gamma):
+def test_inner_solver_descent_mode(gamma, per_edge_step):
     """Descent mode ranks candidates by an upper bound on F_gamma, stops at the target."""
-    prob, c, C, v = _inner_instance(20, 1, gamma)
+    prob, c, C, v = _inner_instance(20, 1, gamma, per_edge_step)
     beta0 = np.zeros(len(prob.edges[0]))
     f0 = np.random.default_rng(1).standard_normal(20)  # the point _inner_instance linearised
     lam = ratio_functional(f0, prob, gamma)
@@ -348,7 +350,8 @@ def test_lipschitz_scale_bounds_incidence_norm(seed):
 def test_per_edge_step_majorises_the_dual_hessian(seed):
     """diag(deg_i + deg_j) >= B B^T, so the step c0^2 / (deg_i + deg_j) of edge e is safe."""
     W = random_graph(25, 0.2, seed)
-    prob = make_problem(edge_list(W), np.ones(25))
+    prob = make_problem(edge_list(W), np.ones(25), per_edge_step=True)
+    assert make_problem(edge_list(W), np.ones(25)).edge_step is None  # uniform by default
     B = prob.B.toarray()
     scale = prob.c0**2 / prob.edge_step  # deg_i + deg_j of every edge
     i, j, _ = prob.edges

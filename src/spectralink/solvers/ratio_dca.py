@@ -52,6 +52,7 @@ __all__ = [
     "InnerResult",
     "RatioProblem",
     "cl_subgradient",
+    "edge_step_scale",
     "lipschitz_scale",
     "make_problem",
     "project_simplex",
@@ -119,7 +120,7 @@ def make_problem(
     g: np.ndarray,
     cl: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
     *,
-    per_edge_step: bool = True,
+    per_edge_step: bool = False,
 ) -> RatioProblem:
     """Bundle a graph (edge list), vertex weights and cannot-links for :func:`ratio_dca`.
 
