@@ -66,35 +66,20 @@ def direction(ei, ej, a, v, cC, c0, simplex, z, p):
 
 
 @numba.njit(cache=True, nogil=True)
-def _clip_step(ei, ej, w, y, a, Dy, bscale, step):
+def _clip_step(ei, ej, w, y, a, Dy, bscale, step, es):
     # projected gradient step of every edge dual, in place in y; returns the restart
     # product <y - new, new - a>. Branch-free clip and two partial sums: the branchy form
-    # of this loop ran 3-4x slower (mispredicted clips, one long dependency chain)
+    # of this loop ran 3-4x slower (mispredicted clips, one long dependency chain). es:
+    # the edges' own step factors (diagonal preconditioner; the restart product is then
+    # measured in its metric), or empty for the uniform step
+    scaled = es.shape[0] > 0
     r0 = 0.0
     r1 = 0.0
     for e in range(ei.shape[0]):
+        f = es[e] if scaled else 1.0
         b = bscale * w[e]
-        val = min(max(y[e] + step * (Dy[ei[e]] - Dy[ej[e]]), -b), b)
-        prod = (y[e] - val) * (val - a[e])
-        if e & 1:
-            r1 += prod
-        else:
-            r0 += prod
-        y[e] = val
-    return r0 + r1
-
-
-@numba.njit(cache=True, nogil=True)
-def _clip_step_scaled(ei, ej, w, y, a, Dy, bscale, step, es):
-    # as _clip_step with the edge's own step factor es[e] (diagonal preconditioner); the
-    # restart product is measured in that metric. A separate loop: the factor's load and
-    # division cost the uniform step 1.2x
-    r0 = 0.0
-    r1 = 0.0
-    for e in range(ei.shape[0]):
-        b = bscale * w[e]
-        val = min(max(y[e] + step * es[e] * (Dy[ei[e]] - Dy[ej[e]]), -b), b)
-        prod = (y[e] - val) * (val - a[e]) / es[e]
+        val = min(max(y[e] + step * f * (Dy[ei[e]] - Dy[ej[e]]), -b), b)
+        prod = (y[e] - val) * (val - a[e]) / f
         if e & 1:
             r1 += prod
         else:
@@ -148,14 +133,10 @@ def fista(
     zero_dual = False
     step = 2.0 / (c0 * lip)
     inv = 1.0 / c0
-    precond = es.shape[0] > 0  # per-edge step factors given (else the uniform step)
     Dy = np.empty(n)  # direction at the extrapolated point, built by the fused loop below
     direction(ei, ej, a, v, cC, c0, simplex, Dy, p)
     for it in range(1, max_iter + 1):
-        if precond:
-            restart = _clip_step_scaled(ei, ej, w, y, a, Dy, bscale, step, es)
-        else:
-            restart = _clip_step(ei, ej, w, y, a, Dy, bscale, step)
+        restart = _clip_step(ei, ej, w, y, a, Dy, bscale, step, es)
         if simplex:
             for k in range(n):
                 p[k] = v_y[k] - (2.0 / lip) * Dy[k]
