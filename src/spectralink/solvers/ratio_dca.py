@@ -85,8 +85,14 @@ class RatioProblem(NamedTuple):
         return sp.csr_matrix((vals, (rows, cols)), shape=(m, self.n))
 
 
-#: the compiled loop's marker for the uniform step (its faster loop without per-edge factors)
+#: the compiled loop's marker for the uniform step (no per-edge factors to read)
 _NO_STEPS = np.zeros(0)
+
+
+def _edge_degree_sums(i: np.ndarray, j: np.ndarray, n: int) -> np.ndarray:
+    """``deg_i + deg_j`` of every edge, unweighted degrees (row sums of ``|B B^T|``)."""
+    deg = np.bincount(i, minlength=n) + np.bincount(j, minlength=n)
+    return deg[i] + deg[j]
 
 
 def lipschitz_scale(i: np.ndarray, j: np.ndarray, n: int) -> float:
@@ -97,8 +103,7 @@ def lipschitz_scale(i: np.ndarray, j: np.ndarray, n: int) -> float:
     """
     if len(i) == 0:
         return 1.0
-    deg = np.bincount(i, minlength=n) + np.bincount(j, minlength=n)
-    return float(np.sqrt(np.max(deg[i] + deg[j])))
+    return float(np.sqrt(np.max(_edge_degree_sums(i, j, n))))
 
 
 def edge_step_scale(i: np.ndarray, j: np.ndarray, n: int) -> np.ndarray:
@@ -110,8 +115,7 @@ def edge_step_scale(i: np.ndarray, j: np.ndarray, n: int) -> np.ndarray:
     """
     if len(i) == 0:
         return np.ones(0)
-    deg = np.bincount(i, minlength=n) + np.bincount(j, minlength=n)
-    s = (deg[i] + deg[j]).astype(float)
+    s = _edge_degree_sums(i, j, n).astype(float)
     return s.max() / s
 
 
