@@ -16,6 +16,9 @@ Usage::
     python benchmarks/bench_cosc_search.py --datasets sonar --seeds 3
     python benchmarks/bench_cosc_search.py --standard '{"n_starts": 20}'   # a variant
     python benchmarks/bench_cosc_search.py --out docs/results/cosc/search  # write files
+    # the thorough search with other seeds against the recorded thorough runs
+    python benchmarks/bench_cosc_search.py --standard '{"search": "thorough"}' \
+        --standard-seed-offset 1000 --skip-thorough --runs docs/results/cosc/search.csv
 """
 
 from __future__ import annotations
@@ -119,6 +122,12 @@ def main(argv=None):
     parser.add_argument("--counts", default="", help="override the counts, e.g. 20,100")
     parser.add_argument("--standard", default="{}", help="JSON COSC parameters of 'standard'")
     parser.add_argument("--thorough", default="{}", help="JSON extra parameters of 'thorough'")
+    parser.add_argument(
+        "--standard-seed-offset",
+        type=int,
+        default=0,
+        help="'standard' fits with random_state = seed + this (the pairs stay those of seed)",
+    )
     parser.add_argument("--skip-thorough", action="store_true", help="reuse --runs' thorough")
     parser.add_argument("--runs", type=Path, default=None, help="CSV of earlier runs to reuse")
     parser.add_argument("--rtol", type=float, default=1e-6)
@@ -156,7 +165,8 @@ def main(argv=None):
                             continue
                         got[name] = prev
                         continue
-                    r = fit(W, y, cons, seed, kw)
+                    offset = args.standard_seed_offset if name == "standard" else 0
+                    r = fit(W, y, cons, seed + offset, kw)
                     got[name] = {"dataset": ds, "n_pairs": c, "seed": seed, "search": name, **r}
                 rows.extend(got.values())
                 s, t = got.get("standard"), got.get("thorough")
