@@ -17,6 +17,13 @@ majority-vote error, all at the estimators' defaults:
 The numba kernels are compiled by a warm-up fit first. ``--n-jobs`` sets both methods'
 threads where they have them (COSC: the starts and the two clusters of a split).
 
+Peak memory is the process's peak resident set (``ru_maxrss``), printed after the data
+(and COSC's graph) are ready, after COSC's fits and after NCut's, beside the current
+resident set just before COSC's fit (Linux). The peak only grows, so a task's figures are
+its own when it runs alone (``--tasks mnist``) or is the largest run; when the peak after
+COSC is above the one before, the difference to the current resident set before the fit
+is what the fit added.
+
 Usage::
 
     python benchmarks/bench_cosc_timing.py                      # every task
@@ -29,6 +36,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
+import sys
 import time
 from pathlib import Path
 
@@ -53,6 +62,21 @@ def _timed(fn):
     t0, c0 = time.perf_counter(), time.process_time()
     out = fn()
     return out, time.perf_counter() - t0, time.process_time() - c0
+
+
+def _peak_rss_mib() -> float:
+    """The process's peak resident set so far, MiB (``ru_maxrss``: KiB on Linux)."""
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return rss / 2**20 if sys.platform == "darwin" else rss / 1024
+
+
+def _rss_mib() -> float:
+    """The process's current resident set, MiB (Linux ``/proc``; nan elsewhere)."""
+    try:
+        with open("/proc/self/statm") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (OSError, ValueError, IndexError):
+        return float("nan")
 
 
 def _warm_up() -> None:
@@ -93,12 +117,14 @@ def run(name, n_jobs, repeats, seed, params=None):
         extra = f" (adaptive graph {t_graph:.1f} s apart)"
     else:
         data = X
+    rss_data, rss_now = _peak_rss_mib(), _rss_mib()
     reps = repeats if name == "digits" else 1
     times = []
     for _ in range(reps):
         _, tw, tc = _timed(lambda: cosc.fit(data, constraints=cons))
         times.append((tw, tc))
     tw, tc = np.mean(times, axis=0)
+    rss_cosc = _peak_rss_mib()
     ncut = NCut(k, random_state=seed)
     ntimes = []
     for _ in range(reps):
@@ -115,6 +141,8 @@ def run(name, n_jobs, repeats, seed, params=None):
         f"{majority_vote_error(y, ncut.labels_):.4f} | violated "
         f"{int(cons.violated(ncut.labels_).sum())}",
         f"  COSC / NCut wall time: {tw / nw:.1f}x",
+        f"  peak RSS: {rss_data:.0f} MiB with the data ready (current {rss_now:.0f} MiB), "
+        f"{rss_cosc:.0f} MiB after COSC, {_peak_rss_mib():.0f} MiB after NCut",
     ]
     return lines
 
