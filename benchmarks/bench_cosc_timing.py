@@ -36,14 +36,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 from sklearn.datasets import make_blobs
 
+from _memory import peak_rss_mib, rss_mib
 from spectralink import COSC, Constraints, NCut
 from spectralink.datasets import load
 from spectralink.graph import adaptive_knn_affinity
@@ -62,21 +61,6 @@ def _timed(fn):
     t0, c0 = time.perf_counter(), time.process_time()
     out = fn()
     return out, time.perf_counter() - t0, time.process_time() - c0
-
-
-def _peak_rss_mib() -> float:
-    """The process's peak resident set so far, MiB (``ru_maxrss``: KiB on Linux)."""
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return rss / 2**20 if sys.platform == "darwin" else rss / 1024
-
-
-def _rss_mib() -> float:
-    """The process's current resident set, MiB (Linux ``/proc``; nan elsewhere)."""
-    try:
-        with open("/proc/self/statm") as fh:
-            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
-    except (OSError, ValueError, IndexError):
-        return float("nan")
 
 
 def _warm_up() -> None:
@@ -117,14 +101,14 @@ def run(name, n_jobs, repeats, seed, params=None):
         extra = f" (adaptive graph {t_graph:.1f} s apart)"
     else:
         data = X
-    rss_data, rss_now = _peak_rss_mib(), _rss_mib()
+    rss_data, rss_now = peak_rss_mib(), rss_mib()
     reps = repeats if name == "digits" else 1
     times = []
     for _ in range(reps):
         _, tw, tc = _timed(lambda: cosc.fit(data, constraints=cons))
         times.append((tw, tc))
     tw, tc = np.mean(times, axis=0)
-    rss_cosc = _peak_rss_mib()
+    rss_cosc = peak_rss_mib()
     ncut = NCut(k, random_state=seed)
     ntimes = []
     for _ in range(reps):
@@ -142,7 +126,7 @@ def run(name, n_jobs, repeats, seed, params=None):
         f"{int(cons.violated(ncut.labels_).sum())}",
         f"  COSC / NCut wall time: {tw / nw:.1f}x",
         f"  peak RSS: {rss_data:.0f} MiB with the data ready (current {rss_now:.0f} MiB), "
-        f"{rss_cosc:.0f} MiB after COSC, {_peak_rss_mib():.0f} MiB after NCut",
+        f"{rss_cosc:.0f} MiB after COSC, {peak_rss_mib():.0f} MiB after NCut",
     ]
     return lines
 

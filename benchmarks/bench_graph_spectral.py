@@ -31,13 +31,14 @@ import argparse
 import json
 import os
 import platform
-import resource
 import subprocess
 import sys
 import time
 import warnings
 
 import numpy as np
+
+from _memory import peak_rss_mib
 
 N_FEATURES = 50
 N_COMPONENTS = 20
@@ -67,11 +68,6 @@ def _data(name: str) -> np.ndarray:
     return np.asarray(load(name)[0], dtype=np.float64)
 
 
-def _peak_rss_mib() -> float:
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux, bytes on macOS
-    return rss / (2**20 if sys.platform == "darwin" else 2**10)
-
-
 def exact_neighbours(X: np.ndarray, rows: np.ndarray, k: int) -> np.ndarray:
     """k nearest neighbours of ``X[rows]`` (self excluded) by float64 NumPy brute force."""
     sq = np.einsum("ij,ij->i", X, X)
@@ -96,7 +92,7 @@ def _child(impl: str, data: str) -> dict:
 
     out = {"import_s": time.perf_counter() - t0, "threads": n_threads()}
     X = _data(data)
-    out.update(n=int(X.shape[0]), d=int(X.shape[1]), rss_data_mib=_peak_rss_mib())
+    out.update(n=int(X.shape[0]), d=int(X.shape[1]), rss_data_mib=peak_rss_mib())
     method = {"faiss": "auto", "nndescent": "nndescent", "sklearn": "sklearn"}[impl]
     seed = None if impl == "nndescent" else SEED
     warnings.simplefilter("ignore")  # disconnected mixture components are expected
@@ -112,7 +108,7 @@ def _child(impl: str, data: str) -> dict:
         w3, c3 = time.perf_counter(), time.process_time()
         out[run] = {
             "neighbours_s": w1 - w0, "graph_s": w2 - w1, "eigen_s": w3 - w2,
-            "total_s": w3 - w0, "cpu_s": c3 - c0, "peak_rss_mib": _peak_rss_mib(),
+            "total_s": w3 - w0, "cpu_s": c3 - c0, "peak_rss_mib": peak_rss_mib(),
             "search": info.describe(),
         }
         del dist, W, V
