@@ -484,8 +484,9 @@ class COSC(ConstrainedClusteringMixin):
         fits (MNIST 70k 10-way, three draws: 79-162 s against 128-197 s on 2 cores; USPS
         0-vs-rest 3.8 s against 4.7 s). Each run then follows another path and may end in
         another local optimum: over many draws the cuts and errors move both ways (lower
-        on digits and segmentation, higher on wine; ``docs/results/cosc/timing.md``),
-        which is why it is not the default yet.
+        on digits and segmentation, higher on wine, where even rounding-level changes move
+        the k-way result; ``docs/results/cosc/timing.md``), which is why it is not the
+        default yet.
     n_jobs : int, default=None
         Threads running the starts of a gamma value and the candidate splits of a k-way
         level in parallel (``None``: the library's thread count,
