@@ -7,12 +7,19 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from sklearn.cluster import kmeans_plusplus
 from sklearn.datasets import make_blobs
 
 from spectralink import Constraints
 from spectralink.datasets import DatasetNotFoundError, load
 from spectralink.graph import gaussian_knn_graph, kneighbors, knn_affinity, sigma_grid
-from spectralink.methods.copkmeans import COPKMeans, InfeasibleConstraintsError
+from spectralink.methods.copkmeans import (
+    COPKMeans,
+    InfeasibleConstraintsError,
+    _assign_dsatur,
+    _Units,
+    cop_kmeans_single,
+)
 from spectralink.methods.ncut import NCut
 from spectralink.methods.sl import SpectralLearning, additive_eigenvectors, modify_affinity
 from spectralink.metrics import clustering_error, violated_fraction
@@ -182,6 +189,67 @@ def test_copkmeans_infeasible_raises():
     # the same triangle is feasible with three clusters
     labels = COPKMeans(3, random_state=0).fit_predict(X, constraints=triangle)
     assert len(set(labels[:3])) == 3
+
+
+def _order_trap():
+    """Two-cluster constraints the visiting order always fails: units 0 and 20 (three
+    cannot-links each) are visited before unit 1 (two), take their nearest centres in
+    opposite clusters, and leave unit 1, cannot-linked to both, no cluster; the
+    constraints are satisfiable (0 and 20 together, 1 and the leaves in the other)."""
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(0.0, 0.3, (20, 2)), rng.normal(0.0, 0.3, (20, 2)) + [10.0, 0.0]])
+    cl = [(0, 1), (1, 20), (0, 2), (0, 3), (20, 21), (20, 22)]
+    return X, Constraints(cannot_link=cl, n_samples=40)
+
+
+def test_copkmeans_falls_back_to_dsatur_on_satisfiable_constraints():
+    X, c = _order_trap()
+    km = COPKMeans(2, random_state=0).fit(X, constraints=c)
+    assert km.n_failed_init_ == km.n_init  # every restart failed in the visiting order
+    assert km.assignment_order_ == "dsatur"
+    assert violated_fraction(km.labels_, c) == 0.0
+    assert km.labels_[0] == km.labels_[20] != km.labels_[1]
+
+
+def test_copkmeans_keeps_the_visiting_order_when_it_succeeds(overlapping):
+    X, y = overlapping
+    c = Constraints.from_labels(y, 400, random_state=0)
+    km = COPKMeans(4, random_state=0).fit(X, constraints=c)
+    assert km.assignment_order_ == "visiting" and km.n_failed_init_ < km.n_init
+    # the run is the one the visiting order alone gives
+    rng = np.random.RandomState(0)
+    units = _Units(X, c)
+    best = None
+    for _ in range(km.n_init):
+        centers, _ = kmeans_plusplus(X, 4, random_state=rng)
+        run = cop_kmeans_single(X, c, centers, random_state=rng, units=units)
+        if run is not None and (best is None or run[2] < best[2]):
+            best = run
+    np.testing.assert_array_equal(km.labels_, best[0])
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_dsatur_pass_never_fails_with_two_clusters_on_bipartite_constraints(seed):
+    """DSatur colours bipartite graphs exactly, whatever the centres prefer."""
+    rng = np.random.default_rng(seed)
+    n = 120
+    X = rng.standard_normal((n, 3))
+    side = rng.integers(0, 2, n)
+    c = Constraints.from_labels(side, int(rng.integers(50, 400)), random_state=seed)
+    units = _Units(X, c)
+    centers = rng.standard_normal((2, 3))
+    labels_u = _assign_dsatur(units, centers, rng.permutation(len(units.constrained)))
+    assert labels_u is not None
+    assert violated_fraction(labels_u[units.comp], c) == 0.0
+
+
+def test_dsatur_pass_fails_on_an_odd_cycle():
+    X = np.arange(10.0).reshape(5, 2)
+    cycle = Constraints(cannot_link=[(0, 1), (1, 2), (2, 3), (3, 4), (4, 0)], n_samples=5)
+    units = _Units(X, cycle)
+    assert _assign_dsatur(units, X[:2], np.arange(5)) is None
+    with pytest.raises(InfeasibleConstraintsError, match="they are infeasible"):
+        COPKMeans(2, n_init=2, random_state=0).fit(X, constraints=cycle)
 
 
 def test_copkmeans_infeasible_through_must_links():
