@@ -23,8 +23,8 @@ Implementation choices, all equivalent to the point-by-point rule or documented:
 * When no restart finds a feasible first assignment in that order, the restarts are run
   again from the same centres with every pass in DSatur order (Brelaz 1979): the next unit
   is the one whose cannot-linked units already occupy the most distinct clusters. A fixed
-  order can fail on satisfiable constraints (with two clusters, 400 pairs drawn from the
-  labels of breast cancer defeated all ten restarts in 4 of 5 draws); DSatur never fails
+  order can fail on satisfiable constraints (with two clusters and 400 pairs drawn from
+  breast cancer's labels, all ten restarts failed in 3 of 5 draws); DSatur never fails
   with two clusters when the constraints are satisfiable (it colours bipartite graphs
   exactly), and rarely with more. Only when it fails too is
   :class:`InfeasibleConstraintsError` raised, and with two clusters that failure proves
@@ -266,9 +266,9 @@ class COPKMeans(ConstrainedClusteringMixin):
     with cannot-links are visited sequentially; see the module docstring. When every
     restart fails in the visiting order, the restarts are run again from the same centres
     with the passes in DSatur order, which never fails with two clusters on satisfiable
-    constraints; runs that succeed in the visiting order are unchanged by this fallback. COP-KMeans
-    works on features: ``affinity="precomputed"`` is not supported. Constraint weights
-    are ignored (every constraint is hard).
+    constraints; runs that succeed in the visiting order are unchanged by this fallback.
+    COP-KMeans works on features: ``affinity="precomputed"`` is not supported.
+    Constraint weights are ignored (every constraint is hard).
 
     ``predict`` gives each new point its nearest ``cluster_centers_`` (new points carry
     no constraints, so the constrained assignment step reduces to k-means's); no
