@@ -218,6 +218,13 @@ def cop_kmeans_single(
     return labels.astype(np.int64), centers, inertia, n_iter
 
 
+def _lower_inertia(best, run):
+    """The feasible run of lower inertia (``None`` stands for a failed run)."""
+    if run is None or (best is not None and run[2] >= best[2]):
+        return best
+    return run
+
+
 class COPKMeans(ConstrainedClusteringMixin):
     """COP-KMeans: k-means whose assignments never violate a constraint.
 
@@ -314,6 +321,13 @@ class COPKMeans(ConstrainedClusteringMixin):
         k = self.n_clusters
         rng = check_random_state(self.random_state)
         units = _Units(X, constraints)
+
+        def run(centers, order):
+            return cop_kmeans_single(
+                X, constraints, centers, max_iter=self.max_iter, random_state=rng,
+                units=units, order=order,
+            )  # fmt: skip
+
         best, failed, order, inits = None, 0, "visiting", []
         for _ in range(self.n_init):
             if self.init == "random":
@@ -321,13 +335,13 @@ class COPKMeans(ConstrainedClusteringMixin):
             else:
                 centers, _ = kmeans_plusplus(X, k, random_state=rng)
             inits.append(centers)
-            best, failed = self._keep_best(
-                best, failed, X, constraints, units, centers, rng, "visiting"
-            )
+            result = run(centers, order)
+            failed += result is None
+            best = _lower_inertia(best, result)
         if best is None:  # the fixed order can fail on satisfiable constraints
             order = "dsatur"
             for centers in inits:
-                best, _ = self._keep_best(best, 0, X, constraints, units, centers, rng, order)
+                best = _lower_inertia(best, run(centers, order))
         if best is None:
             verdict = (
                 "they are infeasible: with two clusters the cannot-links between must-link "
@@ -347,18 +361,6 @@ class COPKMeans(ConstrainedClusteringMixin):
         self.n_failed_init_ = failed
         self.assignment_order_ = order
         return self
-
-    def _keep_best(self, best, failed, X, constraints, units, centers, rng, order):
-        """One run from ``centers``: the better of it and ``best``, and the failure count."""
-        run = cop_kmeans_single(
-            X, constraints, centers, max_iter=self.max_iter, random_state=rng, units=units,
-            order=order,
-        )  # fmt: skip
-        if run is None:
-            return best, failed + 1
-        if best is None or run[2] < best[2]:
-            return run, failed
-        return best, failed
 
     def predict(self, X):
         """Nearest fitted centre of each new point (see Notes).
