@@ -53,9 +53,9 @@ from spectralink.active import (
 )
 from spectralink.datasets import load
 from spectralink.experiments import atomic_write
-from spectralink.methods import get_method
 from spectralink.metrics import adjusted_rand_score, clustering_error
 from spectralink.plots import plot_metric_curves
+from spectralink.registry import get_method
 
 OUT = Path(__file__).resolve().parents[1] / "docs" / "results" / "active"
 DATASETS = ("digits", "segmentation", "usps", "pendigits")

@@ -39,8 +39,8 @@ from spectralink import COSC, Constraints
 from spectralink.datasets import load
 from spectralink.experiments import atomic_write
 from spectralink.graph import adaptive_knn_affinity
-from spectralink.methods import get_method
 from spectralink.metrics import majority_vote_error, normalized_cut, violated_fraction
+from spectralink.registry import get_method
 
 OUT = Path(__file__).resolve().parents[1] / "docs" / "results" / "cosc"
 #: the baselines' paper settings, where they differ from the library defaults

@@ -47,9 +47,9 @@ from spectralink.experiments import (
     summarize,
     write_records_json,
 )
-from spectralink.methods import get_method
 from spectralink.metrics import unrequested_small_clusters
 from spectralink.plots import plot_metric_curves
+from spectralink.registry import get_method
 
 OUT = Path(__file__).resolve().parents[1] / "docs" / "results" / "defaults"
 DATASETS = ("iris", "wine", "breast_cancer", "digits", "segmentation", "sonar", "usps", "blobs")

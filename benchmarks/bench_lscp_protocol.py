@@ -37,8 +37,8 @@ import numpy as np
 
 from spectralink import datasets
 from spectralink.experiments import format_table, run_protocol, summarize, write_records_csv
-from spectralink.methods import available_methods
 from spectralink.plots import plot_metric_curves
+from spectralink.registry import available_methods
 
 OUT = Path(__file__).resolve().parents[1] / "docs" / "results" / "lscp"
 UCI = ["wine", "ionosphere", "wdbc", "glass"]

@@ -59,7 +59,6 @@ from sklearn.preprocessing import StandardScaler
 from spectralink import Auto, Constraints
 from spectralink.datasets import DatasetNotFoundError, load
 from spectralink.experiments import atomic_write
-from spectralink.methods import get_method
 from spectralink.methods.ncut import NCut
 from spectralink.metrics import adjusted_rand_score, clustering_error, violated_fraction
 from spectralink.model_selection import (
@@ -69,6 +68,7 @@ from spectralink.model_selection import (
     relative_sigmas,
 )
 from spectralink.plots import plot_metric_curves
+from spectralink.registry import get_method
 
 OUT = Path(__file__).resolve().parents[1] / "docs" / "results" / "model_selection"
 DATASETS = ("iris", "wine", "breast_cancer", "digits", "segmentation", "sonar", "usps")

@@ -40,10 +40,10 @@ from sklearn.model_selection import ParameterGrid
 
 from spectralink import Auto, Constraints
 from spectralink.experiments import atomic_write
-from spectralink.methods import get_method
 from spectralink.methods.ncut import NCut
 from spectralink.metrics import adjusted_rand_score, clustering_error
 from spectralink.model_selection import ConstraintSearchCV, prefer_reference, relative_sigmas
+from spectralink.registry import get_method
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_model_selection as ms  # noqa: E402

@@ -10,14 +10,15 @@ from sklearn.base import clone
 from sklearn.datasets import make_blobs
 
 import spectralink
+import spectralink.registry
 from spectralink import Auto, Constraints
 from spectralink.auto import COSC_KWAY_MAX_SAMPLES, default_methods
 from spectralink.exceptions import DegeneratePartitionWarning, ModelSelectionWarning
 from spectralink.graph import knn_affinity
-from spectralink.methods import get_method
 from spectralink.methods.ncut import NCut
 from spectralink.metrics import adjusted_rand_score
 from spectralink.model_selection import RelativeSigma
+from spectralink.registry import get_method
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +56,7 @@ def test_registry_and_public_name():
     assert get_method("auto") is Auto
     assert get_method("AUTO") is Auto
     assert spectralink.Auto is Auto
-    assert "auto" in spectralink.methods.available_methods()
+    assert "auto" in spectralink.registry.available_methods()
 
 
 def test_no_constraints_is_ncut_without_search(blobs):

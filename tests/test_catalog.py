@@ -8,7 +8,7 @@ import pytest
 
 from _cli_helpers import run
 from spectralink.catalog import describe, describe_all, parse_parameters
-from spectralink.methods import available_methods, get_method
+from spectralink.registry import available_methods, get_method
 
 
 def test_parse_parameters_reads_numpydoc():

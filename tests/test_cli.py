@@ -18,7 +18,7 @@ from _cli_helpers import assert_one_line_error, run
 from spectralink.cli import main, read_labels, read_matrix
 from spectralink.constraints import Constraints
 from spectralink.datasets import load
-from spectralink.methods import available_methods
+from spectralink.registry import available_methods
 
 
 @pytest.fixture(scope="module")

@@ -19,8 +19,8 @@ from sklearn.preprocessing import StandardScaler
 
 from spectralink import Constraints, NCut
 from spectralink.exceptions import DegeneratePartitionWarning
-from spectralink.methods import available_methods, get_method
 from spectralink.metrics import clustering_error
+from spectralink.registry import available_methods, get_method
 
 #: the issue's tolerance on a mean error over the draws
 TOL = 0.02

@@ -1,6 +1,6 @@
 """scikit-learn's estimator checks, and the library's own contract, on every available method.
 
-Methods are picked up from :func:`spectralink.methods.available_methods`, so a new module
+Methods are picked up from :func:`spectralink.registry.available_methods`, so a new module
 is checked as soon as it exists. Each estimator runs with small parameters suited to the
 checks' tiny datasets (10-50 samples) and few restarts, to keep the runtime low.
 
@@ -22,7 +22,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from sklearn.utils.validation import _num_samples
 
 from spectralink import Constraints
-from spectralink.methods import available_methods, get_method
+from spectralink.registry import available_methods, get_method
 
 #: Parameters overridden when an estimator has them: the checks' datasets are tiny.
 SMALL_PARAMS = {

@@ -24,9 +24,9 @@ from spectralink.experiments import (
     write_records_csv,
     write_records_json,
 )
-from spectralink.methods import get_method
-from spectralink.methods._base import ConstrainedClusteringMixin
+from spectralink.methods import ConstrainedClusteringMixin
 from spectralink.plots import plot_metric_curves
+from spectralink.registry import get_method
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ from sklearn.utils._param_validation import InvalidParameterError, StrOptions
 from sklearn.utils.estimator_checks import check_param_validation
 
 from spectralink import Constraints
-from spectralink.methods import available_methods, get_method
+from spectralink.registry import available_methods, get_method
 
 METHODS = available_methods()
 

@@ -37,7 +37,7 @@ from spectralink.graph import (
     knn_affinity,
     knn_cross_affinity,
 )
-from spectralink.methods import available_methods, get_method
+from spectralink.registry import available_methods, get_method
 from spectralink.spectral import nystrom_extension
 
 METHODS = available_methods()

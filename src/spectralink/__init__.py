@@ -8,8 +8,8 @@ FCSC; and Auto, which chooses among them from the constraints alone.
 from __future__ import annotations
 
 from .constraints import Constraints
-from .methods import METHODS, get_method
 from .parallel import config_context, get_config, set_config
+from .registry import METHODS, get_method
 from .similarity import learn_similarity
 
 __version__ = "0.1.0"

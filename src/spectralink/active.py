@@ -324,7 +324,7 @@ class PairSelector:
     def fit(self, X) -> PairSelector:
         """Store the data (features, or an affinity with ``affinity="precomputed"``)."""
         from .graph import check_affinity
-        from .methods._base import check_features, check_n_clusters
+        from .utils._validation import check_features, check_n_clusters
 
         self.strategy_ = _check_strategy(self.strategy)
         if self.affinity == "precomputed":
@@ -1079,7 +1079,7 @@ def learn(
     UserWarning
         When every pair is decided before the budget is spent (the loop stops early).
     """
-    from .methods._base import check_n_clusters
+    from .utils._validation import check_n_clusters
 
     n_queries = _check_positive_int(n_queries, "n_queries", minimum=0)
     batch_size = _check_positive_int(batch_size, "batch_size")

@@ -30,8 +30,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import StrOptions
 
 from .exceptions import DegeneratePartitionWarning, ModelSelectionWarning
-from .methods import METHODS, get_method
-from .methods._base import NON_NEGATIVE, ConstrainedClusteringMixin, Int
+from .methods import ConstrainedClusteringMixin
 from .model_selection import (
     SCORER_NAMES,
     ConstraintSearchCV,
@@ -39,6 +38,8 @@ from .model_selection import (
     prefer_reference,
     relative_sigmas,
 )
+from .registry import METHODS, get_method
+from .utils._validation import NON_NEGATIVE, Int
 
 __all__ = ["Auto", "DEFAULT_METHODS", "DEFAULT_SIGMAS", "default_methods"]
 
@@ -438,7 +439,7 @@ class Auto(ConstrainedClusteringMixin):
 
     def predict(self, X):
         """Cluster labels of new points: ``best_estimator_.predict(X)`` (see
-        :meth:`spectralink.methods._base.ConstrainedClusteringMixin.predict`)."""
+        :meth:`spectralink.methods.ConstrainedClusteringMixin.predict`)."""
         if not hasattr(self, "best_estimator_"):
             raise NotFittedError(f"this {type(self).__name__} is not fitted; call fit first.")
         return self.best_estimator_.predict(X)

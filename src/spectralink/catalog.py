@@ -3,7 +3,7 @@
 :func:`describe` gathers a method's capabilities from the declarations on its estimator
 class (``_two_clusters_only``, ``_uses_constraints``, ``_requires_constraints``,
 ``_max_samples_param``, ``_scale``, ``_supports_dask``, see
-:class:`~spectralink.methods._base.ConstrainedClusteringMixin`) and its parameters from
+:class:`~spectralink.methods.ConstrainedClusteringMixin`) and its parameters from
 the signature (defaults) and the numpydoc ``Parameters`` section of the class docstring
 (meanings), so that ``spectralink methods`` never keeps a second copy of either.
 """
@@ -159,7 +159,7 @@ def describe(name: str) -> MethodInfo:
     ValueError
         When ``name`` is not a registered method; the message lists the valid names.
     """
-    from .methods import get_method
+    from .registry import get_method
 
     cls = get_method(name)
     docs: dict[str, tuple[str, str]] = {}
@@ -195,6 +195,6 @@ def describe(name: str) -> MethodInfo:
 
 def describe_all() -> list[MethodInfo]:
     """:func:`describe` of every registered method whose module is present."""
-    from .methods import available_methods
+    from .registry import available_methods
 
     return [describe(name) for name in available_methods()]

@@ -427,7 +427,7 @@ def _parse_params(items: list[str], *, allow_prefix: bool) -> dict[str | None, d
 
 
 def _method_params(name: str) -> set[str]:
-    from .methods import get_method
+    from .registry import get_method
 
     cls = get_method(name)
     return set(cls._get_param_names())
@@ -729,13 +729,13 @@ def _check_output_path(path: Path) -> None:
 def _cmd_cluster(args) -> int:
     from .constraints import _labeled_mask
     from .experiments import atomic_write
-    from .methods import get_method
     from .metrics import (
         adjusted_rand_score,
         clustering_error,
         normalized_mutual_info_score,
         violated_fraction,
     )
+    from .registry import get_method
 
     out = Path(args.output)
     _check_output_path(out)
@@ -906,7 +906,7 @@ def _cmd_query(args) -> int:
     cons = _read_answered(args.constraints, n, ids) if args.constraints else None
     est = None
     if args.method is not None:
-        from .methods import get_method
+        from .registry import get_method
 
         params = _parse_params(args.param, allow_prefix=False).get(None, {})
         _check_method_params(args.method, params)
@@ -951,7 +951,7 @@ def _cmd_query(args) -> int:
 
 
 def _compare_methods(args) -> dict[str, dict]:
-    from .methods import available_methods, get_method
+    from .registry import available_methods, get_method
 
     if args.methods is None:
         names = [m for m in _BASELINES if m in available_methods()]

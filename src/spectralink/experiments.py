@@ -63,13 +63,14 @@ import scipy.sparse as sp
 
 from .constraints import Constraints
 from .graph import knn_affinity
-from .methods import get_method
-from .methods._base import check_n_clusters, shareable_knn_graph
+from .methods import shareable_knn_graph
 from .metrics import (
     normalized_cut,
     partition_scores,
     violated_fraction,
 )
+from .registry import get_method
+from .utils._validation import check_n_clusters
 
 __all__ = [
     "METRICS",
@@ -317,7 +318,7 @@ def run_protocol(
     y : array-like of shape (n_samples,)
         Ground-truth labels; constraints are drawn from them and the scores use them.
     methods : list of str, mapping or comma-separated str
-        Registry names (see :func:`spectralink.methods.available_methods`), or a mapping
+        Registry names (see :func:`spectralink.registry.available_methods`), or a mapping
         ``label -> params`` of constructor parameters. A params dict may hold
         ``"method": name`` to run a registry method under another label (e.g. two
         settings of one method).
@@ -378,7 +379,7 @@ def run_protocol(
     """
     from sklearn.utils.validation import check_array
 
-    from .methods._base import check_features
+    from .utils._validation import check_features
 
     X = check_features(X)
     y = check_array(np.asarray(y), ensure_2d=False, dtype=None)

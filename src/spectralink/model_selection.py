@@ -43,11 +43,12 @@ from sklearn.utils import check_random_state
 
 from . import graph as _graph
 from .constraints import Constraints, as_constraints
-from .methods import get_method
-from .methods._base import check_features, shareable_knn_graph
+from .methods import shareable_knn_graph
 from .metrics import violated_fraction
 from .parallel import config_context, n_threads
+from .registry import get_method
 from .spectral import shared_eigenvectors
+from .utils._validation import check_features
 
 __all__ = [
     "ConstraintSearchCV",
@@ -586,7 +587,7 @@ class ConstraintSearchCV(BaseEstimator):
         ``n_clusters`` for methods given by name.
     param_grid : dict or list of dicts
         As :class:`sklearn.model_selection.ParameterGrid`. The key ``"estimator"`` takes
-        estimator instances or registry names (:func:`spectralink.methods.get_method`;
+        estimator instances or registry names (:func:`spectralink.registry.get_method`;
         built with the base estimator's ``n_clusters``) to search across methods; the
         other keys are set with ``clone(est).set_params(**params)``. A ``"sigma"`` value
         may be a :class:`RelativeSigma` (see :func:`relative_sigmas`), a multiple of the

@@ -26,9 +26,9 @@ import scipy.sparse as sp
 
 from .constraints import as_constraints
 from .graph import sigma_from_distances
-from .methods._base import check_features
 from .neighbors import kneighbors
 from .solvers.simplex_qp import simplex_qp
+from .utils._validation import check_features
 
 __all__ = ["learn_similarity", "local_gram", "pair_values"]
 

@@ -15,17 +15,14 @@ the nearest fitted centre, or given the weighted vote of its neighbours' trainin
 
 from __future__ import annotations
 
-import numbers
 import warnings
-from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn import get_config
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.exceptions import NotFittedError
-from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import check_array, check_is_fitted
+from sklearn.utils.validation import check_is_fitted
 
 from .. import graph
 from ..constraints import Constraints, as_constraints
@@ -35,46 +32,21 @@ from ..metrics import partition_diagnostics
 from ..parallel import limit_threads
 from ..progress import stage
 from ..spectral import nearest_center, nystrom_extension
+from ..utils._validation import (
+    POSITIVE,
+    Int,
+    check_features,
+    check_n_clusters,
+)
 
 __all__ = [
     "ConstrainedClusteringMixin",
     "COMMON_CONSTRAINTS",
-    "Int",
-    "NON_NEGATIVE",
-    "POSITIVE",
-    "RealRange",
-    "check_features",
-    "check_n_clusters",
+    "NYSTROM_MIN_EIGENVALUE",
     "shareable_knn_graph",
     "weighted_vote",
 ]
 
-
-class Int(Interval):
-    """An integer range constraint that, unlike ``Interval(Integral, ...)``, refuses
-    booleans (``n_init=True`` is a mistake, not 1)."""
-
-    def __init__(self, left, right=None, *, closed="left"):
-        super().__init__(Integral, left, right, closed=closed)
-
-    def is_satisfied_by(self, val):
-        return not isinstance(val, (bool, np.bool_)) and super().is_satisfied_by(val)
-
-
-class RealRange(Interval):
-    """A real range constraint that refuses booleans (see :class:`Int`)."""
-
-    def __init__(self, left, right=None, *, closed="neither"):
-        super().__init__(Real, left, right, closed=closed)
-
-    def is_satisfied_by(self, val):
-        return not isinstance(val, (bool, np.bool_)) and super().is_satisfied_by(val)
-
-
-#: A finite number > 0.
-POSITIVE = RealRange(0, np.inf, closed="neither")
-#: A finite number >= 0.
-NON_NEGATIVE = RealRange(0, np.inf, closed="left")
 
 #: Smallest eigenvalue ``mu`` of the normalized adjacency that predict extends by Nyström
 #: (it divides by ``mu``); below it new points get the weighted vote of their neighbours.
@@ -88,45 +60,6 @@ COMMON_CONSTRAINTS: dict[str, list] = {
     "n_init": [Int(1)],
     "random_state": ["random_state"],
 }
-
-
-def check_n_clusters(n_clusters, n_samples: int) -> int:
-    if isinstance(n_clusters, bool) or not isinstance(n_clusters, numbers.Integral):
-        raise ValueError(f"n_clusters must be an integer >= 2, got {n_clusters!r}.")
-    if n_clusters < 2:
-        raise ValueError(f"n_clusters must be >= 2, got {n_clusters}.")
-    if n_samples < n_clusters:
-        raise ValueError(
-            f"n_samples={n_samples} is smaller than n_clusters={n_clusters}: cannot form "
-            "that many clusters."
-        )
-    return int(n_clusters)
-
-
-def check_features(
-    X, *, accept_sparse: bool = False, ensure_min_samples: int = 2
-) -> np.ndarray:
-    """Feature matrix as a finite float array of shape (n_samples, n_features).
-
-    ``ensure_min_samples=1`` suits ``predict``, where one new point is valid input.
-    """
-    if X is None:
-        raise ValueError("X is None; expected an array of shape (n_samples, n_features).")
-    try:
-        return check_array(
-            X,
-            accept_sparse=accept_sparse,
-            dtype=[np.float64, np.float32],
-            ensure_all_finite=True,
-            ensure_min_samples=ensure_min_samples,
-        )
-    except ValueError as exc:
-        msg = str(exc)
-        if "NaN" in msg or "infinity" in msg:
-            raise ValueError(
-                "X contains NaN or infinite values; remove or impute them before clustering."
-            ) from None
-        raise ValueError(f"invalid X: {msg}") from None
 
 
 def weighted_vote(C: sp.spmatrix, labels: np.ndarray, n_clusters: int) -> np.ndarray:

@@ -24,7 +24,8 @@ from ..constraints import Constraints
 from ..metrics import clearly_fewer_violations
 from ..solvers.ordered_nnls import OrderedNNLSResult, ordered_design, ordered_nnls
 from ..spectral import cluster_means, kmeans_rows, laplacian_eigenvectors, normalize_rows
-from ._base import COMMON_CONSTRAINTS, NON_NEGATIVE, ConstrainedClusteringMixin, Int
+from ..utils._validation import NON_NEGATIVE, Int
+from ._base import COMMON_CONSTRAINTS, ConstrainedClusteringMixin
 from .ccsr import (
     check_n_components,
     check_normalize_rows,

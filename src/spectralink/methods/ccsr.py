@@ -27,7 +27,8 @@ from ..constraints import Constraints
 from ..metrics import clearly_fewer_violations
 from ..solvers.psd_lstsq import PSDLstsqResult, accumulate_gram, psd_least_squares, svec
 from ..spectral import cluster_means, kmeans_rows, laplacian_eigenvectors, normalize_rows
-from ._base import COMMON_CONSTRAINTS, NON_NEGATIVE, POSITIVE, ConstrainedClusteringMixin, Int
+from ..utils._validation import NON_NEGATIVE, POSITIVE, Int
+from ._base import COMMON_CONSTRAINTS, ConstrainedClusteringMixin
 
 __all__ = [
     "CCSR",

@@ -44,7 +44,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..constraints import Constraints
 from ..spectral import nearest_center
-from ._base import COMMON_CONSTRAINTS, ConstrainedClusteringMixin, Int
+from ..utils._validation import Int
+from ._base import COMMON_CONSTRAINTS, ConstrainedClusteringMixin
 
 __all__ = ["COPKMeans", "InfeasibleConstraintsError", "cop_kmeans_single"]
 

@@ -49,14 +49,8 @@ from ..solvers.constraint_graph import (
 from ..solvers.lovasz import edge_list, optimal_threshold, penalised_ratio
 from ..solvers.ratio_dca import make_problem, ratio_dca
 from ..spectral import constrained_fiedler
-from ._base import (
-    COMMON_CONSTRAINTS,
-    NON_NEGATIVE,
-    POSITIVE,
-    ConstrainedClusteringMixin,
-    Int,
-    RealRange,
-)
+from ..utils._validation import NON_NEGATIVE, POSITIVE, Int, RealRange
+from ._base import COMMON_CONSTRAINTS, ConstrainedClusteringMixin
 
 __all__ = ["COSC"]
 

@@ -28,7 +28,8 @@ from ..solvers.propagation import (
     refine_masked,
 )
 from ..spectral import njw_clustering
-from ._base import COMMON_CONSTRAINTS, POSITIVE, ConstrainedClusteringMixin, Int
+from ..utils._validation import POSITIVE, Int
+from ._base import COMMON_CONSTRAINTS, ConstrainedClusteringMixin
 
 __all__ = ["E2CP", "refined_affinity"]
 

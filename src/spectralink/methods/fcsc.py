@@ -56,12 +56,11 @@ from ..spectral import (
     normalize_rows,
     nystrom_extension,
 )
+from ..utils._validation import Int, RealRange
 from ._base import (
     COMMON_CONSTRAINTS,
     NYSTROM_MIN_EIGENVALUE,
     ConstrainedClusteringMixin,
-    Int,
-    RealRange,
     weighted_vote,
 )
 

@@ -18,7 +18,7 @@ from .. import graph
 from ..progress import stage
 from ..similarity import learn_similarity, local_gram
 from ..solvers.simplex_qp import simplex_qp
-from ._base import NON_NEGATIVE, POSITIVE
+from ..utils._validation import NON_NEGATIVE, POSITIVE
 from .e2cp import DEFAULT_N_FILL, DENSE_REFINEMENT_MAX, E2CP
 
 __all__ = ["LSCP", "reconstruction_weights"]

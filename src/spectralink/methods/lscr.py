@@ -20,13 +20,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from .. import landmarks as lm
 from ..spectral import cluster_means, kmeans_rows, nearest_center, normalize_rows, sign_flip
-from ._base import (
-    COMMON_CONSTRAINTS,
-    ConstrainedClusteringMixin,
-    Int,
-    check_features,
-    check_n_clusters,
-)
+from ..utils._validation import Int, check_features, check_n_clusters
+from ._base import COMMON_CONSTRAINTS, ConstrainedClusteringMixin
 
 __all__ = ["LSCR", "lscr_embedding"]
 

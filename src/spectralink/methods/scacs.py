@@ -49,7 +49,7 @@ from ..solvers.constrained_pencil import (
     partition_constraint_value,
 )
 from ..spectral import sign_flip
-from ._base import RealRange
+from ..utils._validation import RealRange
 from .lscr import _CLUSTER_DOC, _LandmarkClustering, lscr_embedding
 
 __all__ = ["SCACS", "scacs_beta0", "scacs_directions", "scacs_q_hat"]

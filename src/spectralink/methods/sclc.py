@@ -37,7 +37,8 @@ from ..graph import positive_degrees
 from ..metrics import normalized_cut
 from ..solvers.constraint_graph import merge_vertices, reduce_cannot_links, two_colouring
 from ..spectral import constrained_fiedler
-from ._base import COMMON_CONSTRAINTS, POSITIVE, ConstrainedClusteringMixin, Int
+from ..utils._validation import POSITIVE, Int
+from ._base import COMMON_CONSTRAINTS, ConstrainedClusteringMixin
 
 __all__ = ["SCLC", "sign_partition"]
 

@@ -39,7 +39,8 @@ from sklearn.utils._param_validation import StrOptions
 
 from ..constraints import Constraints
 from ..graph import degrees
-from ._base import COMMON_CONSTRAINTS, NON_NEGATIVE, ConstrainedClusteringMixin, Int
+from ..utils._validation import NON_NEGATIVE, Int
+from ._base import COMMON_CONSTRAINTS, ConstrainedClusteringMixin
 
 __all__ = [
     "SSKK",
