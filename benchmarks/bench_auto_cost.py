@@ -4,9 +4,11 @@ larger neighbourhood added, in the same run, against NCut on the same data.
 Segmentation at 400 pairs misses criterion (b) of the model-selection results by a
 margin that COSC with ``n_neighbors=20`` among Auto's candidates would close; this prints
 what that candidate costs on the everyday-speed draw (one draw of 400 pairs, the timing
-draw of ``bench_model_selection.py``). Run it alone on the machine, e.g.::
+draw of ``benchmarks.bench_model_selection``). Run it alone on the machine, e.g.::
 
-    OMP_NUM_THREADS=1 python benchmarks/bench_auto_cost.py --dataset digits --n-jobs 2
+    OMP_NUM_THREADS=1 python -m benchmarks.bench_auto_cost --dataset digits --n-jobs 2
+
+Results: ``docs/results/model_selection/README.md`` (the *cost* run).
 """
 
 from __future__ import annotations
@@ -18,9 +20,10 @@ import warnings
 
 import numpy as np
 
-from bench_model_selection import TIMING_COUNT, cell_seed, load_dataset
+from benchmarks._model_selection import TIMING_COUNT, load_dataset
 from spectralink import COSC, Auto, Constraints, NCut
 from spectralink.auto import default_methods
+from spectralink.experiments import cell_seed
 
 
 def main() -> None:

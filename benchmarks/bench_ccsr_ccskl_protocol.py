@@ -22,9 +22,10 @@ Li, Liu & Tang (CVPR 2009) and Li & Liu (ICCV 2009), section 4 / 5 of each:
   search is done once per dataset and the eigenvectors once per graph (NCut, CCSR and
   CCSKL share them; SL and SSKK change the graph and cannot).
 
-Outputs Markdown tables, a CSV of every run and PNG curves into ``docs/results/ccsr_ccskl``.
+Outputs Markdown tables, a CSV of every run and PNG curves into ``docs/results/ccsr_ccskl``;
+``docs/results/ccsr_ccskl/README.md`` reads them.
 
-Run ``python benchmarks/bench_ccsr_ccskl_protocol.py`` (full) or with ``--quick``; see
+Run ``python -m benchmarks.bench_ccsr_ccskl_protocol`` (full) or with ``--quick``; see
 ``--help``. Set ``SPECTRALINK_DATA`` to the directory with ``usps.npz``, ``mnist_test.npz``,
 ``wdbc.npz`` and ``sonar.npz``.
 """
@@ -41,7 +42,7 @@ from pathlib import Path
 
 import numpy as np
 
-from spectralink import Constraints
+from benchmarks._common import RESULTS, genpwc
 from spectralink.datasets import load, load_subset
 from spectralink.graph import gaussian_knn_graph, kneighbors, sigma_from_distances, sigma_grid
 from spectralink.methods.ccskl import CCSKL
@@ -64,20 +65,6 @@ DATASETS = {
     "iris": (lambda: load("iris"), np.arange(5, 51, 5)),
 }
 LARGE = 3000  # datasets above this size get the reduced SL/SSKK schedule
-
-
-def genpwc(y: np.ndarray, s: int, rng: np.random.RandomState) -> Constraints:
-    """``s`` must-links per class and ``s`` cannot-links per pair of classes (with replacement)."""
-    classes = np.unique(y)
-    members = [np.flatnonzero(y == c) for c in classes]
-    ml, cl = [], []
-    for a, ma in enumerate(members):
-        ml.append(np.column_stack([rng.choice(ma, s), rng.choice(ma, s)]))
-        for mb in members[a + 1 :]:
-            cl.append(np.column_stack([rng.choice(ma, s), rng.choice(mb, s)]))
-    ml = np.concatenate(ml)
-    ml = ml[ml[:, 0] != ml[:, 1]]  # a self must-link carries no information
-    return Constraints(ml, np.concatenate(cl), n_samples=len(y))
 
 
 def run_dataset(name, args, rows, log, checkpoint=None):
@@ -144,7 +131,9 @@ def run_dataset(name, args, rows, log, checkpoint=None):
                 do_graph = (is_default or full_graph) and s in graph_s and draw < graph_draws
                 if do_graph and "SSKK" in args.methods:
                     est = SSKK(k, affinity="precomputed", n_init=ni, max_iter=50, random_state=seed)
-                    res["SSKK"] = est._fit_graph(W, cons).labels_
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        res["SSKK"] = est.fit(W, constraints=cons).labels_
                 if do_graph and "SL" in args.methods:
                     res["SL"] = sl_labels(W, cons, k, seed, ni)
                 for meth, lab in res.items():
@@ -178,10 +167,14 @@ def embedding_labels(F, dgram, cons, k, ni, seed):
     res = {"NCut": kmeans_rows(F[:, :k], k, normalize=True, n_init=ni, random_state=seed)}
     # shrinkage=0: the papers' algorithms (the estimators' defaults shrink toward NCut)
     est = CCSR(k, n_init=ni, shrinkage=0, random_state=seed)
-    res["CCSR"] = est._fit_embedding(F[:, :15], cons, diag_gram=dgram).labels_
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res["CCSR"] = est.fit_embedding(F[:, :15], cons, diag_gram=dgram).labels_
     res["CCSR-n"] = kmeans_rows(est.embedding_, k, normalize=True, n_init=ni, random_state=seed)
     est = CCSKL(k, n_init=ni, shrinkage=0, random_state=seed)
-    res["CCSKL"] = est._fit_embedding(F, cons).labels_
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res["CCSKL"] = est.fit_embedding(F, cons).labels_
     res["CCSKL-n"] = kmeans_rows(est.embedding_, k, normalize=True, n_init=ni, random_state=seed)
     return res
 
@@ -348,7 +341,7 @@ def main(argv=None):
         action="store_true",
         help="SL/SSKK on every sigma, count and draw also on n > 3000",
     )
-    p.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "docs/results"))
+    p.add_argument("--out", default=str(RESULTS))
     p.add_argument("--sigmas", default="", help="subset of the grid, as multiples of r")
     p.add_argument("--tag", default="", help="suffix of the output files (split runs)")
     p.add_argument(
@@ -370,7 +363,7 @@ def main(argv=None):
     header = [
         "# CCSR / CCSKL protocol" + (" (quick run)" if args.quick else ""),
         "",
-        f"Command: `python benchmarks/bench_ccsr_ccskl_protocol.py {' '.join(cli_args)}`",
+        f"Command: `python -m benchmarks.bench_ccsr_ccskl_protocol {' '.join(cli_args)}`",
         "",
         "Protocol: 20-NN 'or' Gaussian graphs; constraints per the authors' generator (s ML per "
         "class and s CL per class pair, drawn with replacement; counts = s k(k+1)/2, nominal); "

@@ -2,14 +2,14 @@
 
 The authors' code re-solves every RatioDCA run from noisy copies of its solution (10 tries,
 on by default for two clusters); the library leaves it off by default. This script measures
-what it buys: the same constraint draws as ``bench_cosc_protocol.py`` (same graph, same
+what it buys: the same constraint draws as ``benchmarks.bench_cosc_protocol`` (same graph, same
 seeds), COSC in hard mode with 10 starts, ``n_perturbations=0`` against ``10``. Writes
 ``docs/results/cosc/perturbation.md``.
 
 Usage::
 
-    python benchmarks/bench_cosc_perturbation.py
-    python benchmarks/bench_cosc_perturbation.py --datasets sonar --trials 2
+    python -m benchmarks.bench_cosc_perturbation
+    python -m benchmarks.bench_cosc_perturbation --datasets sonar --trials 2
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ from pathlib import Path
 
 import numpy as np
 
-from bench_cosc_protocol import COUNTS, OUT, load_task
+from benchmarks.bench_cosc_protocol import COUNTS, OUT, load_task
 from spectralink import COSC, Constraints
-from spectralink.experiments import atomic_write
 from spectralink.graph import adaptive_knn_affinity
+from spectralink.io import atomic_write
 from spectralink.metrics import majority_vote_error
 
 SETTINGS = (0, 10)
@@ -74,7 +74,7 @@ def report(rows, trials, n_starts):
     lines = [
         "# COSC: perturbed restarts (`n_perturbations`)",
         "",
-        f"`python benchmarks/bench_cosc_perturbation.py` ({trials} trials per count, "
+        f"`python -m benchmarks.bench_cosc_perturbation` ({trials} trials per count, "
         f"{n_starts} starts, hard mode, the protocol's graph and constraint draws). Mean over "
         "trials; `lower / higher` counts the fits whose cut the perturbations lowered / "
         "raised (they only keep improvements within a run, but a different run can change "

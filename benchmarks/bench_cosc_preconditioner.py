@@ -5,12 +5,13 @@ cannot-links at gamma > 0), takes the inner problem of RatioDCA's first step fro
 second-eigenvector start and solves it with :func:`spectralink.solvers.ratio_dca.solve_inner`
 twice: with the uniform step ``1 / c0^2`` of every edge (``c0^2 = max (deg_i + deg_j)``) and
 with the per-edge step ``1 / (deg_i + deg_j)`` (``RatioProblem.edge_step``). Prints the
-FISTA iterations needed to reach each relative duality gap, and the seconds they took.
+FISTA iterations needed to reach each relative duality gap, and the seconds they took
+(results: ``docs/results/cosc/timing.md``).
 
 Usage::
 
-    python benchmarks/bench_cosc_preconditioner.py
-    python benchmarks/bench_cosc_preconditioner.py --datasets sonar usps --max-iter 20000
+    python -m benchmarks.bench_cosc_preconditioner
+    python -m benchmarks.bench_cosc_preconditioner --datasets sonar usps --max-iter 20000
 """
 
 from __future__ import annotations

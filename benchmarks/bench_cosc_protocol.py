@@ -16,13 +16,13 @@ The counts used here are listed in ``COUNTS``. Writes ``docs/results/cosc/protoc
 
 Usage::
 
-    python benchmarks/bench_cosc_protocol.py                # full run
-    python benchmarks/bench_cosc_protocol.py --quick        # 2 trials, 3 counts, 4 starts
-    python benchmarks/bench_cosc_protocol.py --datasets sonar diabetes
-    python benchmarks/bench_cosc_protocol.py --append --methods SCLC      # add a baseline
-    python benchmarks/bench_cosc_protocol.py --trials 20 --first-trial 5 --out <dir>
-    python benchmarks/bench_cosc_protocol.py --merge <dir>/protocol.csv   # fold it in
-    python benchmarks/bench_cosc_protocol.py --cosc '{"inner_step": "per_edge"}' --out <dir>
+    python -m benchmarks.bench_cosc_protocol                # full run
+    python -m benchmarks.bench_cosc_protocol --quick        # 2 trials, 3 counts, 4 starts
+    python -m benchmarks.bench_cosc_protocol --datasets sonar diabetes
+    python -m benchmarks.bench_cosc_protocol --append --methods SCLC      # add a baseline
+    python -m benchmarks.bench_cosc_protocol --trials 20 --first-trial 5 --out <dir>
+    python -m benchmarks.bench_cosc_protocol --merge <dir>/protocol.csv   # fold it in
+    python -m benchmarks.bench_cosc_protocol --cosc '{"inner_step": "per_edge"}' --out <dir>
 """
 
 from __future__ import annotations
@@ -35,14 +35,15 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks._common import RESULTS
 from spectralink import COSC, Constraints
 from spectralink.datasets import load
-from spectralink.experiments import atomic_write
 from spectralink.graph import adaptive_knn_affinity
+from spectralink.io import atomic_write
 from spectralink.metrics import majority_vote_error, normalized_cut, violated_fraction
 from spectralink.registry import get_method
 
-OUT = Path(__file__).resolve().parents[1] / "docs" / "results" / "cosc"
+OUT = RESULTS / "cosc"
 #: the baselines' paper settings, where they differ from the library defaults
 PAPER_SETTINGS = {"sl": {"normalization": "additive"}, "ccsr": {"shrinkage": 0}, "sclc": {}}
 

@@ -12,12 +12,12 @@ quoted from the comparison that motivated the search settings) divided by 30.
 
 Usage::
 
-    python benchmarks/bench_cosc_search.py                       # all datasets, 10 seeds
-    python benchmarks/bench_cosc_search.py --datasets sonar --seeds 3
-    python benchmarks/bench_cosc_search.py --standard '{"n_starts": 20}'   # a variant
-    python benchmarks/bench_cosc_search.py --out docs/results/cosc/search  # write files
+    python -m benchmarks.bench_cosc_search                       # all datasets, 10 seeds
+    python -m benchmarks.bench_cosc_search --datasets sonar --seeds 3
+    python -m benchmarks.bench_cosc_search --standard '{"n_starts": 20}'   # a variant
+    python -m benchmarks.bench_cosc_search --out docs/results/cosc/search  # write files
     # the thorough search with other seeds against the recorded thorough runs
-    python benchmarks/bench_cosc_search.py --standard '{"search": "thorough"}' \
+    python -m benchmarks.bench_cosc_search --standard '{"search": "thorough"}' \
         --standard-seed-offset 1000 --skip-thorough --runs docs/results/cosc/search.csv
 """
 
@@ -33,8 +33,8 @@ import numpy as np
 
 from spectralink import COSC, Constraints
 from spectralink.datasets import load
-from spectralink.experiments import atomic_write
 from spectralink.graph import adaptive_knn_affinity
+from spectralink.io import atomic_write
 from spectralink.metrics import majority_vote_error
 
 #: dataset -> constraint counts (random labelled pairs)
@@ -193,7 +193,7 @@ def main(argv=None):
         header = [
             "# COSC: standard search against the thorough one",
             "",
-            "`python benchmarks/bench_cosc_search.py` (two clusters, hard mode, adaptive "
+            "`python -m benchmarks.bench_cosc_search` (two clusters, hard mode, adaptive "
             "10-NN graph, random pairs drawn from the labels, the same seed for the pairs "
             "and `random_state`). Times are CPU seconds of one fit on one thread. "
             f"Standard: {json.dumps(standard) if standard else 'the defaults'}; thorough: "

@@ -4,13 +4,14 @@ For one dataset, builds COSC's adaptive 10-NN graph once, draws random pairs fro
 (seed 0) and fits ``COSC(n_clusters=k, affinity="precomputed", random_state=0)`` once per
 ``n_jobs`` value given, printing wall-clock and CPU time, the normalized multi-cut, the
 violated pairs and the majority-vote error. The partition must not depend on ``n_jobs``
-(the printed figures show it). Run it with nothing else heavy on the machine.
+(the printed figures show it). Run it with nothing else heavy on the machine. Results:
+``docs/results/cosc/timing.md``.
 
 Usage::
 
-    python benchmarks/bench_cosc_threads.py digits 400 1,2,1,2
-    python benchmarks/bench_cosc_threads.py mnist 2000 2,1
-    python benchmarks/bench_cosc_threads.py mnist 2000 2 --cosc '{"inner_step": "per_edge"}'
+    python -m benchmarks.bench_cosc_threads digits 400 1,2,1,2
+    python -m benchmarks.bench_cosc_threads mnist 2000 2,1
+    python -m benchmarks.bench_cosc_threads mnist 2000 2 --cosc '{"inner_step": "per_edge"}'
 """
 
 from __future__ import annotations

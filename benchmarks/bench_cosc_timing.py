@@ -26,9 +26,9 @@ is what the fit added.
 
 Usage::
 
-    python benchmarks/bench_cosc_timing.py                      # every task
-    python benchmarks/bench_cosc_timing.py --tasks digits usps
-    python benchmarks/bench_cosc_timing.py --n-jobs 2 --out docs/results/cosc/timing.md
+    python -m benchmarks.bench_cosc_timing                      # every task
+    python -m benchmarks.bench_cosc_timing --tasks digits usps
+    python -m benchmarks.bench_cosc_timing --n-jobs 2 --out docs/results/cosc/timing.md
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from pathlib import Path
 import numpy as np
 from sklearn.datasets import make_blobs
 
-from _memory import peak_rss_mib, rss_mib
+from benchmarks._common import peak_rss_mib, rss_mib
 from spectralink import COSC, Constraints, NCut
 from spectralink.datasets import load
 from spectralink.graph import adaptive_knn_affinity

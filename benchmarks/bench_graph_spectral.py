@@ -17,12 +17,12 @@ neighbour distance) -> ``laplacian_eigenvectors`` (m = 20) twice: ``cold`` is th
 call in the process (it pays faiss's import or numba's compilation), ``warm`` the second.
 Then recall@20 is measured against exact float64 neighbours (NumPy brute force, independent
 of faiss) of 2,000 random points. Peak memory is the process's ``ru_maxrss`` (the input
-data included).
+data included). Results: ``docs/results/neighbours.md``.
 
 Examples
 --------
-    python benchmarks/bench_graph_spectral.py --data 100k,mnist
-    python benchmarks/bench_graph_spectral.py --data 1M --impls faiss --markdown out.md --append
+    python -m benchmarks.bench_graph_spectral --data 100k,mnist
+    python -m benchmarks.bench_graph_spectral --data 1M --impls faiss --markdown out.md --append
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ import warnings
 
 import numpy as np
 
-from _memory import peak_rss_mib
+from benchmarks._common import peak_rss_mib, run_module
 
 N_FEATURES = 50
 N_COMPONENTS = 20
@@ -107,8 +107,12 @@ def _child(impl: str, data: str) -> dict:
         lam, V = laplacian_eigenvectors(W, N_EIGVECS, random_state=SEED)
         w3, c3 = time.perf_counter(), time.process_time()
         out[run] = {
-            "neighbours_s": w1 - w0, "graph_s": w2 - w1, "eigen_s": w3 - w2,
-            "total_s": w3 - w0, "cpu_s": c3 - c0, "peak_rss_mib": peak_rss_mib(),
+            "neighbours_s": w1 - w0,
+            "graph_s": w2 - w1,
+            "eigen_s": w3 - w2,
+            "total_s": w3 - w0,
+            "cpu_s": c3 - c0,
+            "peak_rss_mib": peak_rss_mib(),
             "search": info.describe(),
         }
         del dist, W, V
@@ -120,10 +124,11 @@ def _child(impl: str, data: str) -> dict:
 
 
 def _run_child(impl: str, data: str, timeout: float) -> dict:
-    cmd = [sys.executable, os.path.abspath(__file__), "--child", impl, "--data", data]
     t0 = time.perf_counter()
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
+        proc = run_module(
+            "benchmarks.bench_graph_spectral", ["--child", impl, "--data", data], timeout=timeout
+        )
     except subprocess.TimeoutExpired:
         return {"skipped": f"timeout after {timeout:.0f} s"}
     if proc.returncode != 0:
@@ -210,10 +215,13 @@ def main(argv=None) -> int:
             for r in new:
                 print(" | ".join(_cells(r)), flush=True)
             if "import_s" in res:
-                print(f"  ({data}, {impl}: import {res['import_s']:.2f} s, "
-                      f"{res['threads']} threads, process {res['process_s']:.0f} s)", flush=True)
+                print(
+                    f"  ({data}, {impl}: import {res['import_s']:.2f} s, "
+                    f"{res['threads']} threads, process {res['process_s']:.0f} s)",
+                    flush=True,
+                )
     header = [
-        f"- `benchmarks/bench_graph_spectral.py --data {args.data} --impls {args.impls}`; "
+        f"- `python -m benchmarks.bench_graph_spectral --data {args.data} --impls {args.impls}`; "
         f"machine: {platform.machine()}, {os.cpu_count()} logical CPUs, Python "
         f"{platform.python_version()}, spectralink {spectralink.__version__}; load average "
         f"(1/5/15 min) at start {load_start}, at end {_load()}.",

@@ -5,7 +5,7 @@ errors; on a clean numeric file it should cost about what NumPy's parser costs (
 uses it), the row-by-row reader being reserved for files that need it (quoted cells,
 an ID column, errors to locate). Prints seconds per read and the ratio.
 
-    python benchmarks/bench_io.py [--rows 100000] [--cols 20]
+    python -m benchmarks.bench_io [--rows 100000] [--cols 20]
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ Writes Markdown tables, CSV records and PNG curves to docs/results/lscp/.
 
 Usage::
 
-    SPECTRALINK_DATA=/path/to/datasets python benchmarks/bench_lscp_protocol.py [--quick]
+    SPECTRALINK_DATA=/path/to/datasets python -m benchmarks.bench_lscp_protocol [--quick]
         [--part curves|k|masked|all] [--trials N] [--datasets wine,usps]
 """
 
@@ -31,22 +31,22 @@ from __future__ import annotations
 import argparse
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 
+from benchmarks._common import RESULTS
 from spectralink import datasets
 from spectralink.experiments import format_table, run_protocol, summarize, write_records_csv
 from spectralink.plots import plot_metric_curves
 from spectralink.registry import available_methods
 
-OUT = Path(__file__).resolve().parents[1] / "docs" / "results" / "lscp"
+OUT = RESULTS / "lscp"
 UCI = ["wine", "ionosphere", "wdbc", "glass"]
 IMAGES = ["usps", "mnist04"]
 UCI_COUNTS = [50, 100, 200, 300, 400]
 IMAGE_COUNTS = [300, 600, 1200, 1800, 2400]
 K_VALUES = [5, 10, 15, 20, 25]
-IMAGE_DENSE_MAX = 10_000  # USPS (9,298): the exact refinement needs about 4 GB
+IMAGE_DENSE_MAX = 10_000  # the exact refinement's dense n x n matrices still fit USPS (9,298)
 
 
 def load(name):
@@ -99,8 +99,9 @@ def ordering_note(summary, count) -> str:
     )
 
 
-def run_curves(names, trials, counts_uci, counts_img, sections, image_refinement="auto",
-               only=None, tag=""):
+def run_curves(
+    names, trials, counts_uci, counts_img, sections, image_refinement="auto", only=None, tag=""
+):
     for name in names:
         X, y = load(name)
         counts = counts_img if name in IMAGES else counts_uci
@@ -115,15 +116,25 @@ def run_curves(names, trials, counts_uci, counts_img, sections, image_refinement
         recs = []
         for count in counts:  # the records are written as each count completes
             recs += run_protocol(
-                X, y, methods, [count],
-                n_trials=trials, dataset=name, compute_ncut=False, random_state=0,
+                X,
+                y,
+                methods,
+                [count],
+                n_trials=trials,
+                dataset=name,
+                compute_ncut=False,
+                random_state=0,
                 progress=False,
             )
             write_records_csv(recs, OUT / f"records_{stem}.csv")
             print(f"{name}: {count} pairs done ({time.perf_counter() - t0:.0f} s)", flush=True)
         elapsed = time.perf_counter() - t0
-        plot_metric_curves(recs, OUT / f"ari_{stem}.png", metric="ari",
-                           title=f"{name} (n={len(y)}), ARI, {trials} draws")
+        plot_metric_curves(
+            recs,
+            OUT / f"ari_{stem}.png",
+            metric="ari",
+            title=f"{name} (n={len(y)}), ARI, {trials} draws",
+        )
         summary = summarize(recs, "ari")
         times = summarize(recs, "time_s")
         mean_t = {r["method"]: r["mean"] for r in times if r["n_constraints"] == max(counts)}
@@ -150,8 +161,15 @@ def run_k(name, count, trials, sections):
     recs = []
     for k in K_VALUES:
         part = run_protocol(
-            X, y, methods_for(name, k=k, variants=False), [count], n_trials=trials,
-            dataset=name, compute_ncut=False, random_state=1, progress=False,
+            X,
+            y,
+            methods_for(name, k=k, variants=False),
+            [count],
+            n_trials=trials,
+            dataset=name,
+            compute_ncut=False,
+            random_state=1,
+            progress=False,
         )
         for r in part:
             r["k"] = k
@@ -182,16 +200,31 @@ def run_masked(name, counts, trials, sections):
     for base in ("e2cp", "lscp"):
         for path in ("dense", "sampled", "masked"):
             methods[f"{base.upper()}-{path}"] = {
-                "method": base, "refinement": path, "dense_max": 10_000, "tol": 1e-6,
+                "method": base,
+                "refinement": path,
+                "dense_max": 10_000,
+                "tol": 1e-6,
             }
     for path in ("dense", "sampled", "masked"):
         methods[f"LSCP-{path}-Fmax"] = {
-            "method": "lscp", "refinement": path, "dense_max": 10_000, "tol": 1e-6,
+            "method": "lscp",
+            "refinement": path,
+            "dense_max": 10_000,
+            "tol": 1e-6,
             "f_scale": "max",
         }
     t0 = time.perf_counter()
-    recs = run_protocol(X, y, methods, counts, n_trials=trials, dataset=name,
-                        compute_ncut=False, random_state=2, progress=False)
+    recs = run_protocol(
+        X,
+        y,
+        methods,
+        counts,
+        n_trials=trials,
+        dataset=name,
+        compute_ncut=False,
+        random_state=2,
+        progress=False,
+    )
     write_records_csv(recs, OUT / f"records_masked_{name}.csv")
     summary = summarize(recs, "ari")
     times = summarize(recs, "time_s")
@@ -219,7 +252,8 @@ def main(argv=None):
     ap.add_argument("--tag", default="", help="suffix of the results file name")
     ap.add_argument("--image-counts", default=None, help="e.g. 300,2400")
     ap.add_argument(
-        "--methods", default=None,
+        "--methods",
+        default=None,
         help="curves part: run only these method labels, e.g. NCut,E2CP,LSCP (the draws "
         "do not depend on the methods, so runs on the same counts can be compared)",
     )
@@ -258,8 +292,10 @@ def main(argv=None):
     sections = [
         "## LSCP protocol results",
         "",
-        "Generated by `benchmarks/bench_lscp_protocol.py"
-        + (" --quick" if args.quick else "") + "`. " + reductions,
+        "Generated by `python -m benchmarks.bench_lscp_protocol"
+        + (" --quick" if args.quick else "")
+        + "`. "
+        + reductions,
         "Graphs: k = 10 neighbours for every method, Gaussian weights with sigma = mean "
         "distance to the 10th neighbour; raw features (no scaling). E2CP/LSCP: eta = 0.25, "
         "lambda = mu = 0.1, F clipped to [-1, 1] unless marked Fmax (F / max|F|); dense "
@@ -279,8 +315,16 @@ def main(argv=None):
         img = [n for n in names if n in IMAGES]
         only = set(args.methods.split(",")) if args.methods else None
         run_curves(uci, trials_uci, counts_uci, counts_img, sections, only=only, tag=args.tag)
-        run_curves(img, trials_img, counts_uci, counts_img, sections, args.image_refinement,
-                   only=only, tag=args.tag)
+        run_curves(
+            img,
+            trials_img,
+            counts_uci,
+            counts_img,
+            sections,
+            args.image_refinement,
+            only=only,
+            tag=args.tag,
+        )
     if args.part in ("k", "all"):
         run_k(args.k_dataset, args.k_count, trials_k, sections)
     if args.part in ("masked", "all"):

@@ -1,7 +1,7 @@
 """Time and memory of LSCP at scale.
 
-1. ``learn_similarity`` on USPS (9,298 x 256, k = 10, 2,400 random constraints): the
-   paper reports 30.7 s (MATLAB quadprog, one call per point); target < 3 s. Reported:
+1. ``learn_similarity`` on USPS (9,298 x 256, k = 10, 2,400 random constraints), against
+   the paper's time (MATLAB quadprog, one call per point); target < 3 s. Reported:
    total, the k-NN search, and the local Gram matrices + batched exact QPs.
 2. LSCP on MNIST (70,000 x 784) with 2,400 random constraints, the default (sampled)
    refinement or ``--refinement masked``, solver tolerance 1e-5 (float32 solves): wall
@@ -18,9 +18,11 @@
    path, as multiples of NCut's time on the same features (ionosphere, MNIST test digits
    0-4, USPS), warm, best of ``--repeats``.
 
+Results, with the paper's figures: ``docs/results/lscp/README.md`` (pages ``SCALE_*.md``).
+
 Usage::
 
-    SPECTRALINK_DATA=/path/to/datasets python benchmarks/bench_lscp_scale.py
+    SPECTRALINK_DATA=/path/to/datasets python -m benchmarks.bench_lscp_scale
         [--part usps|mnist|cost|all] [--n-constraints 2400] [--repeats 3] [--tol 1e-5]
         [--n-samples N] [--refinement sampled|masked] [--n-fill 20]
 """
@@ -32,9 +34,10 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
-OUT = Path(__file__).resolve().parents[1] / "docs" / "results" / "lscp"
+from benchmarks._common import RESULTS, ROOT
+
+OUT = RESULTS / "lscp"
 
 
 def _usps(n_constraints: int, repeats: int) -> dict:
@@ -61,8 +64,12 @@ def _usps(n_constraints: int, repeats: int) -> dict:
         learn_similarity(X, cons, n_neighbors=10, neighbors=nb)
         qp.append(time.perf_counter() - t0)
     return {
-        "n": int(X.shape[0]), "nnz": int(W.nnz), "total_s": min(total), "knn_s": min(knn),
-        "gram_qp_s": min(qp), "total_all_s": total,
+        "n": int(X.shape[0]),
+        "nnz": int(W.nnz),
+        "total_s": min(total),
+        "knn_s": min(knn),
+        "gram_qp_s": min(qp),
+        "total_all_s": total,
     }
 
 
@@ -109,11 +116,17 @@ def _mnist(
     W = stage("similarity", lambda: learn_similarity(X, cons, n_neighbors=10, neighbors=nb))
     rows, cols = masked_pairs(W, cons)
     if refinement == "masked":
-        f, fill = stage("propagation", lambda: propagate_pairs(W, cons, rows, cols, 0.25,
-                                                               tol=tol)), None
+        f, fill = (
+            stage("propagation", lambda: propagate_pairs(W, cons, rows, cols, 0.25, tol=tol)),
+            None,
+        )
     else:
-        f, fill = stage("propagation", lambda: propagate_sampled(
-            W, cons, rows, cols, 0.25, n_fill=n_fill, tol=tol, random_state=0))
+        f, fill = stage(
+            "propagation",
+            lambda: propagate_sampled(
+                W, cons, rows, cols, 0.25, n_fill=n_fill, tol=tol, random_state=0
+            ),
+        )
     R = stage("refinement", lambda: refine_masked(W, rows, cols, f, fill))
     _, _, labels = stage("spectral", lambda: njw_clustering(R, 10, random_state=0))
     peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -122,14 +135,21 @@ def _mnist(
     ncut_s = time.perf_counter() - t0
     return {
         "ncut_s": ncut_s,
-        "n": int(X.shape[0]), "n_constrained_points": int(len(cons.constrained_points)),
-        "n_pairs": int(len(rows)), "n_fill_pairs": int(len(fill["rows"])) if fill else 0,
-        "refinement": refinement, "n_fill": n_fill, "nnz": int(R.nnz),
-        "tol": tol, "times": times, "cpu": cpu,
+        "n": int(X.shape[0]),
+        "n_constrained_points": int(len(cons.constrained_points)),
+        "n_pairs": int(len(rows)),
+        "n_fill_pairs": int(len(fill["rows"])) if fill else 0,
+        "refinement": refinement,
+        "n_fill": n_fill,
+        "nnz": int(R.nnz),
+        "tol": tol,
+        "times": times,
+        "cpu": cpu,
         "total_s": sum(times.values()) - times["jit_warmup"],
         "total_cpu_s": sum(cpu.values()) - cpu["jit_warmup"],
         "threads": os.environ.get("NUMBA_NUM_THREADS", str(os.cpu_count())),
-        "peak_rss_gb": peak_kb / 2**20, "rss_after_load_gb": base / 2**20,
+        "peak_rss_gb": peak_kb / 2**20,
+        "rss_after_load_gb": base / 2**20,
         "ari": float(adjusted_rand_score(y, labels)),
     }
 
@@ -158,10 +178,16 @@ def _cost(name: str, repeats: int) -> dict:
     for est in (E2CP, LSCP):
         for path in ("auto", "sampled", "masked"):
             label = est.__name__ + ("" if path == "auto" else f"-{path}")
-            fits[label] = (lambda est=est, path=path: est(
-                k, refinement=path, random_state=0).fit(X, constraints=cons))
-    out = {"n": int(X.shape[0]), "n_constraints": COST_SETS[name], "times": {}, "ari": {},
-           "path": {}}
+            fits[label] = lambda est=est, path=path: est(k, refinement=path, random_state=0).fit(
+                X, constraints=cons
+            )
+    out = {
+        "n": int(X.shape[0]),
+        "n_constraints": COST_SETS[name],
+        "times": {},
+        "ari": {},
+        "path": {},
+    }
     for label, fit in fits.items():
         base = label.split("-")[0]
         if "-" in label and out["path"].get(base) == label.split("-")[1]:
@@ -181,11 +207,11 @@ def _cost(name: str, repeats: int) -> dict:
 def _child(part: str, *args) -> dict:
     """Run ``_<part>(*args)`` in a fresh interpreter and return its JSON result."""
     code = (
-        f"import json, sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); "
-        f"import bench_lscp_scale as b; print(json.dumps(b._{part}(*{args!r})))"
+        "import json; from benchmarks import bench_lscp_scale as b; "
+        f"print(json.dumps(b._{part}(*{args!r})))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         env=os.environ.copy(), check=False)
+                         env=os.environ.copy(), cwd=ROOT, check=False)  # fmt: skip
     if out.returncode != 0:
         raise RuntimeError(out.stderr[-2000:])
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -194,20 +220,32 @@ def _child(part: str, *args) -> dict:
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--part", default="all", choices=["usps", "mnist", "cost", "all"])
-    ap.add_argument("--cost-datasets", default=",".join(COST_SETS),
-                    help="cost part: datasets whose end-to-end fits are timed against NCut")
+    ap.add_argument(
+        "--cost-datasets",
+        default=",".join(COST_SETS),
+        help="cost part: datasets whose end-to-end fits are timed against NCut",
+    )
     ap.add_argument("--n-constraints", type=int, default=2400)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--tol", type=float, default=1e-5)
-    ap.add_argument("--n-samples", type=int, default=None,
-                    help="MNIST part: use the first n points only (quick runs)")
+    ap.add_argument(
+        "--n-samples",
+        type=int,
+        default=None,
+        help="MNIST part: use the first n points only (quick runs)",
+    )
     ap.add_argument("--refinement", default="sampled", choices=["sampled", "masked"])
     ap.add_argument("--n-fill", type=int, default=20)
     args = ap.parse_args(argv)
     OUT.mkdir(parents=True, exist_ok=True)
-    lines = ["## LSCP scale benchmarks", "",
-             f"Generated by `benchmarks/bench_lscp_scale.py` ({os.cpu_count()} cores, shared "
-             "with other jobs: times are inflated by contention).", ""]
+    lines = [
+        "## LSCP scale benchmarks",
+        "",
+        "Generated by `python -m benchmarks.bench_lscp_scale` "
+        f"({os.cpu_count()} cores, shared with other jobs: times are inflated by "
+        "contention).",
+        "",
+    ]
     if args.part in ("usps", "all"):
         r = _child("usps", args.n_constraints, args.repeats)
         lines += [
@@ -215,12 +253,14 @@ def main(argv=None):
             f"constraints), best of {args.repeats}: total {r['total_s']:.2f} s "
             f"(k-NN search {r['knn_s']:.2f} s, local Grams + {r['n']} exact QPs "
             f"{r['gram_qp_s']:.2f} s); the paper: 30.7 s, target < 3 s. "
-            f"All runs: {', '.join(f'{t:.2f}' for t in r['total_all_s'])} s.", "",
+            f"All runs: {', '.join(f'{t:.2f}' for t in r['total_all_s'])} s.",
+            "",
         ]
         print(lines[-2], flush=True)
     if args.part in ("mnist", "all"):
-        r = _child("mnist", args.n_constraints, args.tol, args.n_samples, args.refinement,
-                   args.n_fill)
+        r = _child(
+            "mnist", args.n_constraints, args.tol, args.n_samples, args.refinement, args.n_fill
+        )
         t, c = r["times"], r["cpu"]
         split = " + ".join(
             f"{k} {t[k]:.1f} s (CPU {c[k]:.1f} s)"
@@ -230,8 +270,11 @@ def main(argv=None):
             f"LSCP on MNIST (n = {r['n']}, {args.n_constraints} constraints, "
             f"{r['n_constrained_points']} constrained points, {r['refinement']} refinement: "
             f"exact on {r['n_pairs']} pairs"
-            + (f" + {r['n_fill_pairs']} sampled fill-in pairs (n_fill {r['n_fill']})"
-               if r["refinement"] == "sampled" else "")
+            + (
+                f" + {r['n_fill_pairs']} sampled fill-in pairs (n_fill {r['n_fill']})"
+                if r["refinement"] == "sampled"
+                else ""
+            )
             + f", refined graph nnz {r['nnz']}, "
             f"solver tol {r['tol']:g}, {r['threads']} compiled-kernel "
             f"threads): total {r['total_s']:.1f} s (CPU {r['total_cpu_s']:.1f} s) = {split}; "
@@ -240,7 +283,8 @@ def main(argv=None):
             f"peak RSS {r['peak_rss_gb']:.2f} GB (after loading: {r['rss_after_load_gb']:.2f} "
             f"GB); ARI {r['ari']:.3f}. Targets: < 60 s warm, < 3 GB. NCut (k = 10) end to end "
             f"in the same process: {r['ncut_s']:.1f} s, so LSCP takes "
-            f"{r['total_s'] / r['ncut_s']:.1f}x NCut.", "",
+            f"{r['total_s'] / r['ncut_s']:.1f}x NCut.",
+            "",
         ]
         print(lines[-2], flush=True)
     if args.part == "cost":
@@ -249,7 +293,8 @@ def main(argv=None):
             "propagation, refinement, spectral clustering), warm (one fit first), best of "
             f"{args.repeats}, as multiples of NCut's (k = 10, the same graph) in the same "
             "process; constraints: 400 pairs (UCI) or 2,400 (images), seed 0. "
-            "Path: the refinement actually used.", "",
+            "Path: the refinement actually used.",
+            "",
             "| dataset | n | NCut (s) | method | path | time / NCut | ARI |",
             "|---|---:|---:|---|---|---:|---:|",
         ]
@@ -261,7 +306,7 @@ def main(argv=None):
                     f"| {ds} | {r['n']} | {base:.3f} | {label} | {r['path'][label]} | "
                     f"{t / base:.2f} | {r['ari'][label]:.3f} |"
                 )
-            print("\n".join(lines[-len(r["times"]):]), flush=True)
+            print("\n".join(lines[-len(r["times"]) :]), flush=True)
         lines.append("")
     name = "SCALE.md" if args.part == "all" else f"SCALE_{args.part}.md"
     if args.part != "usps" and args.refinement != "sampled":

@@ -21,7 +21,7 @@ Writes Markdown tables, a CSV of all runs and PNG curves to docs/results/scacs/.
 
 Usage::
 
-    SPECTRALINK_DATA=/path/to/datasets python benchmarks/bench_scacs_protocol.py [--quick]
+    SPECTRALINK_DATA=/path/to/datasets python -m benchmarks.bench_scacs_protocol [--quick]
         [--part scale|fcsc|all] [--draws N] [--datasets usps,mnist] [--counts 100,500]
 """
 
@@ -31,16 +31,16 @@ import argparse
 import csv
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 
+from benchmarks._common import RESULTS
 from spectralink import LSCR, SCACS, Constraints, datasets
 from spectralink.landmarks import build_landmark_graph
 from spectralink.methods.fcsc import fcsc_basis, fcsc_rbf_affinity, fcsc_solve
 from spectralink.metrics import clustering_error
 
-OUT = Path(__file__).resolve().parents[1] / "docs" / "results" / "scacs"
+OUT = RESULTS / "scacs"
 SCALE_SETS = ["segmentation", "usps", "pendigits", "letter", "mnist", "shuttle"]
 SUBSETS = {
     "ImageSeg": ("segmentation", {}),
@@ -72,18 +72,32 @@ def run_scale(names, counts, draws, n_init, records, on_progress):
         t0 = time.perf_counter()
         for t in range(draws):
             graph = build_landmark_graph(X, 500, 3, random_state=t)
-            lscr = LSCR(k, n_init=n_init, random_state=t)._fit_graph(graph)
+            lscr = LSCR(k, n_init=n_init, random_state=t).fit_landmark_graph(graph)
             a_lscr = acc(y, lscr.labels_)
             for c, cons in labelled_sets(y, counts, t).items():
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", UserWarning)
-                    m = SCACS(k, beta0=0.1, n_init=n_init, random_state=t)._fit_graph(graph, cons)
-                records.append(dict(part="scale", dataset=name, method="LSC-R", c=c, draw=t,
-                                    acc=a_lscr))
-                records.append(dict(part="scale", dataset=name, method="SCACS", c=c, draw=t,
-                                    acc=acc(y, m.labels_)))
-        print(f"[scale] {name}: n={len(y)} k={k} {draws} draws x {len(counts)} c in "
-              f"{time.perf_counter() - t0:.1f} s", flush=True)
+                    m = SCACS(k, beta0=0.1, n_init=n_init, random_state=t).fit_landmark_graph(
+                        graph, cons
+                    )
+                records.append(
+                    dict(part="scale", dataset=name, method="LSC-R", c=c, draw=t, acc=a_lscr)
+                )
+                records.append(
+                    dict(
+                        part="scale",
+                        dataset=name,
+                        method="SCACS",
+                        c=c,
+                        draw=t,
+                        acc=acc(y, m.labels_),
+                    )
+                )
+        print(
+            f"[scale] {name}: n={len(y)} k={k} {draws} draws x {len(counts)} c in "
+            f"{time.perf_counter() - t0:.1f} s",
+            flush=True,
+        )
         on_progress()
 
 
@@ -120,31 +134,47 @@ def run_fcsc(names, counts, draws, n_init, sl_counts, records, on_progress, affi
             W_sl = knn_affinity(X, n_neighbors=30)
         for t in range(draws):
             graph = build_landmark_graph(X, 500, 3, random_state=t)
-            a_lscr = acc(y, LSCR(k, n_init=n_init, random_state=t)._fit_graph(graph).labels_)
+            lscr = LSCR(k, n_init=n_init, random_state=t).fit_landmark_graph(graph)
+            a_lscr = acc(y, lscr.labels_)
             for c, cons in labelled_sets(y, [c for c in counts if c < n], t).items():
                 row = dict(part=part, dataset=label, c=c, draw=t)
                 records.append({**row, "method": "LSC-R", "acc": a_lscr})
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", UserWarning)
-                    m = SCACS(k, beta0="paper", n_init=n_init,
-                              random_state=t)._fit_graph(graph, cons)
+                    m = SCACS(k, beta0="paper", n_init=n_init, random_state=t).fit_landmark_graph(
+                        graph, cons
+                    )
                 records.append({**row, "method": "SCACS", "acc": acc(y, m.labels_)})
                 for meth, norm in (("FCSC", False), ("FCSC-rn", True)):
                     try:
-                        out = fcsc_solve(basis, cons, k, beta="paper", normalize=norm,
-                                         n_init=n_init, random_state=t)
+                        out = fcsc_solve(
+                            basis,
+                            cons,
+                            k,
+                            beta="paper",
+                            normalize=norm,
+                            n_init=n_init,
+                            random_state=t,
+                        )
                         records.append({**row, "method": meth, "acc": acc(y, out["labels"])})
                     except ValueError as exc:
                         print(f"  {meth} {label} c={c}: {exc}")
                 if W_sl is not None and c in sl_counts:
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
-                        lab = sl_cls(k, affinity="precomputed", normalization="additive",
-                                     n_init=n_init, random_state=t,
-                                     ).fit_predict(W_sl, constraints=cons)
+                        lab = sl_cls(
+                            k,
+                            affinity="precomputed",
+                            normalization="additive",
+                            n_init=n_init,
+                            random_state=t,
+                        ).fit_predict(W_sl, constraints=cons)
                     records.append({**row, "method": "SL", "acc": acc(y, lab)})
-        print(f"[fcsc] {label}: n={n} k={k}, FCSC basis {t_basis:.1f} s, total "
-              f"{time.perf_counter() - t0:.1f} s", flush=True)
+        print(
+            f"[fcsc] {label}: n={n} k={k}, FCSC basis {t_basis:.1f} s, total "
+            f"{time.perf_counter() - t0:.1f} s",
+            flush=True,
+        )
         on_progress()
 
 
@@ -160,12 +190,17 @@ def write_tables(records, part, note) -> str:
     summ = summarize(records, part)
     if not summ:
         return ""
-    methods = sorted({m for _, _, m in summ}, key=lambda m: ["LSC-R", "SL", "FCSC", "FCSC-rn",
-                                                              "SCACS"].index(m))
+    methods = sorted(
+        {m for _, _, m in summ}, key=lambda m: ["LSC-R", "SL", "FCSC", "FCSC-rn", "SCACS"].index(m)
+    )
     lines = [f"## {part}: ACC (mean ± std over draws)", "", note, ""]
     for ds in dict.fromkeys(d for d, _, _ in summ):
-        lines += [f"### {ds}", "", "| c | " + " | ".join(methods) + " |",
-                  "|---:|" + "---:|" * len(methods)]
+        lines += [
+            f"### {ds}",
+            "",
+            "| c | " + " | ".join(methods) + " |",
+            "|---:|" + "---:|" * len(methods),
+        ]
         full = max(v[2] for (d, _, _), v in summ.items() if d == ds)
         for c in sorted({c for d, c, _ in summ if d == ds}):
             cells = []
@@ -225,8 +260,10 @@ def _fcsc_claims(f, part):
         for ref in ("FCSC", "FCSC-rn", "SL"):
             gaps = [f[(ds, c, "SCACS")][0] - f[(ds, c, ref)][0] for c in cs if (ds, c, ref) in f]
             if gaps:
-                out.append(f"{part} {ds}: SCACS - {ref} ACC gap mean {np.mean(gaps):+.3f} "
-                           f"(min {np.min(gaps):+.3f}, max {np.max(gaps):+.3f})")
+                out.append(
+                    f"{part} {ds}: SCACS - {ref} ACC gap mean {np.mean(gaps):+.3f} "
+                    f"(min {np.min(gaps):+.3f}, max {np.max(gaps):+.3f})"
+                )
         wins = [f[(ds, c, "SCACS")][0] > f[(ds, c, "LSC-R")][0] for c in cs]
         out.append(f"{part} {ds}: SCACS > LSC-R at {sum(wins)}/{len(cs)} c")
     return out
@@ -237,47 +274,63 @@ def rebuild_from_csv():
     for path in sorted(OUT.glob("protocol_runs_*.csv")):
         with open(path, newline="") as fh:
             for r in csv.DictReader(fh):
-                records.append({**r, "c": int(r["c"]), "draw": int(r["draw"]),
-                                "acc": float(r["acc"])})
+                records.append(
+                    {**r, "c": int(r["c"]), "draw": int(r["draw"]), "acc": float(r["acc"])}
+                )
     for part in dict.fromkeys(r["part"] for r in records):
         draws = len({(r["dataset"], r["draw"]) for r in records if r["part"] == part})
         n_sets = len({r["dataset"] for r in records if r["part"] == part})
-        note = (f"Protocol: c labelled instances, all pairs among them; p=500, r=3; "
-                f"{draws // max(n_sets, 1)} draws per c, k-means n_init=10 (the script's default); "
-                "tables rebuilt with --from-csv from the runs' CSV files.")
+        note = (
+            f"Protocol: c labelled instances, all pairs among them; p=500, r=3; "
+            f"{draws // max(n_sets, 1)} draws per c, k-means n_init=10 (the script's default); "
+            "tables rebuilt with --from-csv from the runs' CSV files."
+        )
         write_tables(records, part, note + " " + PART_NOTES.get(part, ""))
         plot(records, part)
     print("\n".join(claims(records)))
 
 
-PART_NOTES = {"scale": "SCACS beta0 = 0.1 (paper §5.3), same landmarks as LSC-R.",
-              "fcsc": "SCACS beta0 = 0.5 + 0.4 c/n; FCSC dense RBF (paper §5.2).",
-              "fcsc-knn": "SCACS beta0 = 0.5 + 0.4 c/n; FCSC on the 20-NN Gaussian graph."}
+PART_NOTES = {
+    "scale": "SCACS beta0 = 0.1 (paper §5.3), same landmarks as LSC-R.",
+    "fcsc": "SCACS beta0 = 0.5 + 0.4 c/n; FCSC dense RBF (paper §5.2).",
+    "fcsc-knn": "SCACS beta0 = 0.5 + 0.4 c/n; FCSC on the 20-NN Gaussian graph.",
+}
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true",
-                    help="3 draws, c in {100, 500, 1000}, k-means n_init=3")
+    ap.add_argument(
+        "--quick", action="store_true", help="3 draws, c in {100, 500, 1000}, k-means n_init=3"
+    )
     ap.add_argument("--part", choices=["scale", "fcsc", "all"], default="all")
     ap.add_argument("--draws", type=int, default=None, help="draws per c (paper: 20)")
     ap.add_argument("--counts", default=None, help="comma-separated c values")
     ap.add_argument("--datasets", default=None, help="comma-separated names / subset labels")
     ap.add_argument("--n-init", type=int, default=None, help="k-means restarts (default 10)")
     ap.add_argument("--no-sl", action="store_true", help="skip SL")
-    ap.add_argument("--fcsc-affinity", choices=["rbf", "knn"], default="rbf",
-                    help="FCSC graph: the dense RBF of its code (paper) or the 20-NN graph")
+    ap.add_argument(
+        "--fcsc-affinity",
+        choices=["rbf", "knn"],
+        default="rbf",
+        help="FCSC graph: the dense RBF of its code (paper) or the 20-NN graph",
+    )
     ap.add_argument("--sl-counts", default=None, help="c values at which SL runs (default all)")
-    ap.add_argument("--from-csv", action="store_true",
-                    help="only rebuild tables, curves and claims from the CSVs in the output "
-                         "folder (e.g. after running the parts in separate processes)")
+    ap.add_argument(
+        "--from-csv",
+        action="store_true",
+        help="only rebuild tables, curves and claims from the CSVs in the output "
+        "folder (e.g. after running the parts in separate processes)",
+    )
     args = ap.parse_args(argv)
     if args.from_csv:
         rebuild_from_csv()
         return
     draws = args.draws or (3 if args.quick else 20)
-    counts = [int(c) for c in args.counts.split(",")] if args.counts else (
-        [100, 500, 1000] if args.quick else COUNTS)
+    counts = (
+        [int(c) for c in args.counts.split(",")]
+        if args.counts
+        else ([100, 500, 1000] if args.quick else COUNTS)
+    )
     n_init = args.n_init or (3 if args.quick else 10)
     names = args.datasets.split(",") if args.datasets else None
     OUT.mkdir(parents=True, exist_ok=True)
@@ -288,9 +341,11 @@ def main(argv=None):
         reduced.append(f"c in {counts} instead of 100..1000 step 100")
     if n_init != 10:
         reduced.append(f"k-means n_init={n_init}")
-    note = ("Protocol: c labelled instances, all pairs among them; p=500, r=3; "
-            f"k-means n_init={n_init}. " + ("Reduced run: " + "; ".join(reduced) + "."
-                                             if reduced else "Full protocol."))
+    note = (
+        "Protocol: c labelled instances, all pairs among them; p=500, r=3; "
+        f"k-means n_init={n_init}. "
+        + ("Reduced run: " + "; ".join(reduced) + "." if reduced else "Full protocol.")
+    )
     print(note, flush=True)
     records: list[dict] = []
     notes = PART_NOTES
@@ -313,12 +368,23 @@ def main(argv=None):
         scale_sets = [d for d in names if d in SCALE_SETS] if names else SCALE_SETS
         run_scale(scale_sets, counts, draws, n_init, records, write_all)
     if args.part in ("fcsc", "all"):
-        sl_counts = [] if args.no_sl else (
-            [int(c) for c in args.sl_counts.split(",")] if args.sl_counts else counts)
+        sl_counts = (
+            []
+            if args.no_sl
+            else ([int(c) for c in args.sl_counts.split(",")] if args.sl_counts else counts)
+        )
         if sl_counts != counts and not args.no_sl:
             print(f"SL only at c in {sl_counts}")
-        run_fcsc(names or list(SUBSETS), counts, draws, n_init, sl_counts, records, write_all,
-                 affinity=args.fcsc_affinity)
+        run_fcsc(
+            names or list(SUBSETS),
+            counts,
+            draws,
+            n_init,
+            sl_counts,
+            records,
+            write_all,
+            affinity=args.fcsc_affinity,
+        )
     write_all(final=True)
     print("\n".join(claims(records)))
     print(f"total {time.perf_counter() - t0:.0f} s (2 shared cores: timings inflated)")

@@ -9,11 +9,12 @@ Every configuration runs in its own subprocess; the figures are the fit wall tim
 the process's peak resident memory (``resource.getrusage(RUSAGE_SELF).ru_maxrss``),
 which includes the data itself (given separately as "data MB"). For the Dask synthetic
 run the data are generated block by block on the cluster and never held whole.
-Targets (2 cores): MNIST SCACS under 5 s (paper: 12.0 s), 2M points under 4 GB in-core.
+Targets (2 cores): MNIST SCACS under 5 s, 2M points under 4 GB in-core. Results, with the
+paper's figure: ``docs/results/scacs/README.md`` (``scale.md``).
 
 Usage::
 
-    SPECTRALINK_DATA=/path/to/datasets python benchmarks/bench_scacs_scale.py [--quick]
+    SPECTRALINK_DATA=/path/to/datasets python -m benchmarks.bench_scacs_scale [--quick]
         [--threads 2] [--n-init 10]
 
 ``--quick`` drops the 2M-point runs to 500,000 points.
@@ -25,14 +26,13 @@ import argparse
 import json
 import os
 import resource
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-OUT = Path(__file__).resolve().parents[1] / "docs" / "results" / "scacs"
+from benchmarks._common import RESULTS, run_module
+
+OUT = RESULTS / "scacs"
 SYN_D, SYN_K, SYN_CHUNK = 50, 10, 65_536
 
 
@@ -60,7 +60,8 @@ def _synthetic(n: int, dask: bool):
         blocks = [
             da.from_delayed(
                 dask.delayed(lambda a, b: _syn_block(a, b)[0])(s, min(n, s + SYN_CHUNK)),
-                (min(n, s + SYN_CHUNK) - s, SYN_D), dtype=np.float64,
+                (min(n, s + SYN_CHUNK) - s, SYN_D),
+                dtype=np.float64,
             )
             for s in starts
         ]
@@ -83,8 +84,9 @@ def child(dataset: str, method: str, backend: str, n_syn: int, n_init: int) -> d
         from dask.distributed import Client, LocalCluster
 
         threads = int(os.environ.get("OMP_NUM_THREADS", "2")) or 2
-        cluster = LocalCluster(processes=False, n_workers=1, threads_per_worker=max(2, threads),
-                               dashboard_address=":0")
+        cluster = LocalCluster(
+            processes=False, n_workers=1, threads_per_worker=max(2, threads), dashboard_address=":0"
+        )
         client = Client(cluster)
     if dataset == "synthetic":
         X, y = _synthetic(n_syn, backend == "dask")
@@ -110,8 +112,16 @@ def child(dataset: str, method: str, backend: str, n_syn: int, n_init: int) -> d
     acc = 1.0 - clustering_error(y, model.labels_)
     if client is not None:
         client.close()
-    return {"dataset": dataset, "n": len(y), "method": method, "backend": backend,
-            "fit_s": fit_s, "peak_mb": _rss_mb(), "data_mb": data_mb, "acc": acc}
+    return {
+        "dataset": dataset,
+        "n": len(y),
+        "method": method,
+        "backend": backend,
+        "fit_s": fit_s,
+        "peak_mb": _rss_mb(),
+        "data_mb": data_mb,
+        "acc": acc,
+    }
 
 
 def main(argv=None):
@@ -135,30 +145,37 @@ def main(argv=None):
     for ds in args.datasets.split(","):
         for backend in args.backends.split(","):
             for method in ("LSCR", "SCACS"):
-                cmd = [sys.executable, __file__, "--child", ds, method, backend,
-                       "--n-syn", str(n_syn), "--n-init", str(args.n_init)]
-                proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
+                cmd = ["--child", ds, method, backend, "--n-syn", str(n_syn),
+                       "--n-init", str(args.n_init)]  # fmt: skip
+                proc = run_module("benchmarks.bench_scacs_scale", cmd, env=env)
                 if proc.returncode != 0:
                     print(f"{ds} {method} {backend} FAILED:\n{proc.stderr[-2000:]}", flush=True)
                     continue
                 r = json.loads(proc.stdout.strip().splitlines()[-1])
                 rows.append(r)
-                print(f"{r['dataset']:>10} n={r['n']:>8} {r['method']:>5} {r['backend']:>5}  "
-                      f"fit {r['fit_s']:7.2f} s  peak {r['peak_mb']:7.0f} MB  "
-                      f"(data {r['data_mb']:6.0f} MB)  ACC {r['acc']:.3f}", flush=True)
+                print(
+                    f"{r['dataset']:>10} n={r['n']:>8} {r['method']:>5} {r['backend']:>5}  "
+                    f"fit {r['fit_s']:7.2f} s  peak {r['peak_mb']:7.0f} MB  "
+                    f"(data {r['data_mb']:6.0f} MB)  ACC {r['acc']:.3f}",
+                    flush=True,
+                )
     lines = [
-        "## SCACS / LSC-R at scale: fit time and peak memory", "",
+        "## SCACS / LSC-R at scale: fit time and peak memory",
+        "",
         f"p=500, r=3, SCACS with c=100 labelled (beta0=0.1), k-means n_init={args.n_init}, "
         f"{args.threads} BLAS threads; Dask = LocalCluster(processes=False), 1 worker x 2 "
         "threads. Peak = max RSS of the run's process (data included). Measured on a shared "
-        "2-core machine under load from other jobs: times are inflated.", "",
+        "2-core machine under load from other jobs: times are inflated.",
+        "",
         "| dataset | n | method | backend | fit (s) | peak RSS (MB) | data (MB) | ACC |",
         "|---|---:|---|---|---:|---:|---:|---:|",
     ]
     for r in rows:
-        lines.append(f"| {r['dataset']} | {r['n']} | {r['method']} | {r['backend']} | "
-                     f"{r['fit_s']:.2f} | {r['peak_mb']:.0f} | {r['data_mb']:.0f} | "
-                     f"{r['acc']:.3f} |")
+        lines.append(
+            f"| {r['dataset']} | {r['n']} | {r['method']} | {r['backend']} | "
+            f"{r['fit_s']:.2f} | {r['peak_mb']:.0f} | {r['data_mb']:.0f} | "
+            f"{r['acc']:.3f} |"
+        )
     OUT.mkdir(parents=True, exist_ok=True)
     name = "scale_quick.md" if args.quick else "scale.md"
     (OUT / name).write_text("\n".join(lines) + "\n")

@@ -1,6 +1,6 @@
 """Which held-out score should choose: balanced, kappa or accuracy?
 
-The model-selection benchmark (``bench_model_selection.py``) scores every fold with the
+The model-selection benchmark (``benchmarks.bench_model_selection``) scores every fold with the
 balanced score (mean of the fractions of held-out must-links and cannot-links satisfied).
 This script re-runs the same searches on the same draws, with the same ``random_state``
 (hence the same folds, per-fold seeds and fits), scoring every fit with several scores at
@@ -21,15 +21,14 @@ Records: ``docs/results/model_selection/records/<dataset>_scoring.json`` (resuma
 draw already recorded is skipped); report: ``docs/results/model_selection/scoring.md``.
 Run through the machine's CPU slots with one BLAS thread, e.g.::
 
-    OMP_NUM_THREADS=1 python benchmarks/bench_scoring.py --datasets iris,wine,sonar
-    python benchmarks/bench_scoring.py --report-only
+    OMP_NUM_THREADS=1 python -m benchmarks.bench_scoring --datasets iris,wine,sonar
+    python -m benchmarks.bench_scoring --report-only
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 import warnings
 from pathlib import Path
@@ -38,15 +37,15 @@ import numpy as np
 from scipy import stats
 from sklearn.model_selection import ParameterGrid
 
+from benchmarks import _model_selection as ms
+from benchmarks._common import load_doc, save_doc
 from spectralink import Auto, Constraints
-from spectralink.experiments import atomic_write
+from spectralink.experiments import cell_seed
+from spectralink.io import atomic_write
 from spectralink.methods.ncut import NCut
 from spectralink.metrics import adjusted_rand_score, clustering_error
 from spectralink.model_selection import ConstraintSearchCV, prefer_reference, relative_sigmas
 from spectralink.registry import get_method
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bench_model_selection as ms  # noqa: E402
 
 SCORES = ("balanced", "kappa", "accuracy")
 A_METHODS = ("ccsr", "lscp", "cosc")
@@ -56,7 +55,7 @@ A_EXTRA_NEIGHBORS = (5, 20)
 
 
 def grid_for(name: str, k: int, n: int, select: bool) -> list[dict]:
-    grid = Auto(k)._param_grid(n)
+    grid = Auto(k).param_grid(n)
     if select:
         for m in ("ccsr", "lscp"):
             sigmas = relative_sigmas(A_EXTRA_SIGMAS)
@@ -68,13 +67,13 @@ def grid_for(name: str, k: int, n: int, select: bool) -> list[dict]:
 
 
 def run_draw(name, X, y, k, kind, count, draw, base_seed) -> dict:
-    seed = ms.cell_seed(base_seed, count, draw)
+    seed = cell_seed(base_seed, count, draw)
     cons = Constraints.from_labels(y, count, random_state=seed)
     n = len(y)
     auto = Auto(k, random_state=seed)
-    n_auto = len(ParameterGrid(auto._param_grid(n)))  # Auto's candidates come first
+    n_auto = len(ParameterGrid(auto.param_grid(n)))  # Auto's candidates come first
     search = ConstraintSearchCV(NCut(k), grid_for(name, k, n, kind == "select"), cv=auto.cv,
-                                n_repeats=auto._n_repeats(n), scoring=list(SCORES),
+                                n_repeats=auto.n_repeats_for(n), scoring=list(SCORES),
                                 refit=False, random_state=seed)  # fmt: skip
     t0 = time.perf_counter()
     with warnings.catch_warnings():
@@ -150,11 +149,11 @@ def run(args) -> None:
         X, y = ms.load_dataset(name)
         k = len(np.unique(y))
         path = ms.record_path(args.out, name, "scoring")
-        doc = ms.load_doc(path)
+        doc = load_doc(path)
         doc["config"] = {"dataset": name, "n": len(y), "k": k, "scores": list(SCORES)}
         cells = []
         if "select" in args.kinds:
-            sel = ms.load_doc(ms.record_path(args.out, name, "select"))["records"]
+            sel = load_doc(ms.record_path(args.out, name, "select"))["records"]
             cells += [("select", r["n_constraints"], r["draw"]) for r in sel]
         if "peers" in args.kinds and name in ms.PEER_DATASETS:
             cells += [("peers", c, d) for c in args.peer_counts for d in range(ms.PEER_DRAWS)]
@@ -164,7 +163,7 @@ def run(args) -> None:
                 continue
             rec = run_draw(name, X, y, k, kind, count, draw, args.random_state)
             doc["records"].append(rec)
-            ms.save_doc(path, doc)
+            save_doc(path, doc)
             picks = {s: rec["labels"][auto_choice(rec, s)] for s in SCORES}
             print(f"{name} {kind} {count} draw {draw}: {rec['search_s']:.0f} s, Auto {picks}",
                   flush=True)  # fmt: skip
@@ -197,7 +196,7 @@ def report(out: Path) -> str:
             continue
         recs = json.loads(path.read_text())["records"]
         sel = {(r["n_constraints"], r["draw"]): r
-               for r in ms.load_doc(ms.record_path(out, name, "select"))["records"]}  # fmt: skip
+               for r in load_doc(ms.record_path(out, name, "select"))["records"]}  # fmt: skip
         for count in sorted({r["n_constraints"] for r in recs if r["kind"] == "select"}):
             rr = [r for r in recs if r["kind"] == "select" and r["n_constraints"] == count]
             cands = [sel[(count, r["draw"])]["candidates"] for r in rr]
@@ -269,7 +268,7 @@ def report(out: Path) -> str:
     text = "\n".join([
         "# Held-out scores compared: balanced, kappa, accuracy",
         "",
-        "Generated by `benchmarks/bench_scoring.py` (see its docstring) from "
+        "Generated by `python -m benchmarks.bench_scoring` (see its docstring) from "
         "`records/*_scoring.json` and the select records. Every fit of the searches was "
         "scored with the three scores at once; the draws, folds, seeds and fits are those "
         "of `results.md`, so the *balanced* columns reproduce its figures. Criteria as "

@@ -4,12 +4,10 @@ Every method is fitted on the same precomputed 20-NN Gaussian graph (sigma = r) 
 largest constraint count of the CCSR/CCSKL papers (11 000 pairs, 200 must-links per class
 and 200 cannot-links per class pair), 10 k-means restarts, so the times compare the methods
 and not the neighbour search (timed separately). Also the solver-only times of CCSR
-(m = 15 and m = 50, after the Gram pass) and CCSKL (m = 20).
+(m = 15 and m = 50, after the Gram pass) and CCSKL (m = 20). The papers' own times are in
+``docs/results/ccsr_ccskl/README.md``.
 
-The paper's numbers (MATLAB, 3.4 GHz): CCSR 120 s (SDP 52 s), CCSKL 50 s (QP 0.02 s),
-SL 68 s, SSKK 69 s, NCut 76 s.
-
-Run ``python benchmarks/bench_usps_timing.py`` with ``SPECTRALINK_DATA`` set; results are
+Run ``python -m benchmarks.bench_usps_timing`` with ``SPECTRALINK_DATA`` set; results are
 printed and written to ``docs/results/ccsr_ccskl/usps_timing.md``.
 """
 
@@ -17,13 +15,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
 import warnings
 from pathlib import Path
 
 import numpy as np
 
+from benchmarks._common import RESULTS, genpwc
 from spectralink.datasets import load
 from spectralink.graph import gaussian_knn_graph, kneighbors, sigma_from_distances
 from spectralink.methods.ccskl import CCSKL, ccskl_spectrum
@@ -33,9 +31,6 @@ from spectralink.methods.sskk import SSKK
 from spectralink.metrics import clustering_error
 from spectralink.solvers.psd_lstsq import accumulate_gram, psd_least_squares
 from spectralink.spectral import kmeans_rows, laplacian_eigenvectors
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_ccsr_ccskl_protocol import genpwc  # noqa: E402
 
 
 def timed(fn, repeat=1):
@@ -50,10 +45,8 @@ def timed(fn, repeat=1):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--s", type=int, default=200, help="genPWC s (11 000 pairs for s = 200)")
-    p.add_argument(
-        "--repeat", type=int, default=3, help="fits per method; the fastest is reported"
-    )
-    p.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "docs/results"))
+    p.add_argument("--repeat", type=int, default=3, help="fits per method; the fastest is reported")
+    p.add_argument("--out", default=str(RESULTS))
     args = p.parse_args(argv)
     warnings.simplefilter("ignore")
     X, y = load("usps")
@@ -84,9 +77,7 @@ def main(argv=None):
 
     ests = {
         "NCut": NCut(k, affinity="precomputed", random_state=0),
-        "SL": SpectralLearning(
-            k, affinity="precomputed", normalization="additive", random_state=0
-        ),
+        "SL": SpectralLearning(k, affinity="precomputed", normalization="additive", random_state=0),
         "SSKK": SSKK(k, affinity="precomputed", random_state=0),
         # the paper settings, as in the protocol tables these timings sit beside
         "CCSR": CCSR(k, affinity="precomputed", shrinkage=0, random_state=0),

@@ -36,7 +36,6 @@ source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
 exclude_patterns = [
     "_build",
-    "_readme/*",  # README sections, included by the pages (spectralink_docs.py)
     "results/**/records/*",
     "auto_examples/*.ipynb",
     "auto_examples/*.py",
@@ -86,6 +85,13 @@ html_theme_options = {
     "github_url": "https://github.com/spectralink/spectralink",
     "navigation_with_keys": False,
     "show_toc_level": 2,
-    "secondary_sidebar_items": ["page-toc"],
+    # the pages are the top navigation bar; the sidebar lists the sections of the page
+    # (the theme's section navigation is empty for a flat site), and the right-hand column
+    # is left out so that wide tables and code have room
+    "secondary_sidebar_items": [],
+    "header_links_before_dropdown": 7,
 }
+html_sidebars = {"**": ["page-toc"]}
+html_static_path = ["_static"]
+html_css_files = ["spectralink.css"]
 html_show_sourcelink = False

@@ -26,7 +26,7 @@ unconstrained = clustering_error(y, CCSR(n_clusters=10, random_state=0).fit(X).l
 errors = {s: [unconstrained] for s in strategies}
 for strategy in strategies:
     for n_queries in budgets[1:]:
-        est, answered = learn(
+        est, answered, report = learn(
             CCSR(n_clusters=10, random_state=0),
             X,
             y,

@@ -13,11 +13,14 @@ from spectralink import Constraints, get_method
 from spectralink.active import (
     AUTO_STRATEGY,
     STRATEGIES,
+    LearnResult,
     PairSelector,
+    StopAsking,
     add_answers,
-    ask_in_terminal,
     implied_pairs,
     learn,
+    query_loop,
+    resolve_strategy,
     select_pairs,
 )
 from spectralink.exceptions import ContradictoryAnswerWarning
@@ -102,7 +105,7 @@ def test_neighbourhood_strategies_ask_a_point_against_a_known_group(blobs):
     once the groups are found."""
     X, y = blobs
     for strategy in ("ffqs", "minmax", "npu", "spectral"):
-        _, cons = learn(
+        _, cons, _ = learn(
             get_method("ncut")(n_clusters=4, random_state=0),
             X,
             y,
@@ -150,7 +153,7 @@ def test_learn_respects_the_budget(blobs, strategy):
             return None  # skipped: spends a query, adds nothing, never asked again
         return bool(y[i] == y[j])
 
-    est, cons = learn(
+    est, cons, report = learn(
         get_method("ncut")(n_clusters=4, random_state=0),
         X,
         oracle,
@@ -159,18 +162,16 @@ def test_learn_respects_the_budget(blobs, strategy):
         strategy=strategy,
         random_state=0,
     )
-    assert len(calls) == 37 == cons.report.n_asked
+    assert len(calls) == 37 == report.n_asked
     assert len(set(calls)) == 37
     assert len(cons) == 37 - 5  # 5 skips
-    assert cons.report.n_skipped == 5
+    assert report.n_skipped == 5
     assert hasattr(est, "labels_")
     # exactly the answered pairs, with the oracle's answers
     got = {tuple(p): True for p in cons.must_link.tolist()}
     got.update({tuple(p): False for p in cons.cannot_link.tolist()})
     answered = {
-        tuple(sorted(p)): a
-        for p, a in zip(calls, cons.report.answers, strict=True)
-        if a is not None
+        tuple(sorted(p)): a for p, a in zip(calls, report.answers, strict=True) if a is not None
     }
     assert got == answered
 
@@ -179,7 +180,7 @@ def test_learn_stops_when_every_pair_is_decided():
     X = np.array([[0.0], [0.2], [5.0], [5.3], [9.0], [9.1]])
     y = np.array([0, 0, 1, 1, 2, 2])
     with pytest.warns(UserWarning, match="decided"):
-        _, cons = learn(
+        _, cons, report = learn(
             get_method("ncut")(n_clusters=3, random_state=0, n_neighbors=3),
             X,
             y,
@@ -187,7 +188,7 @@ def test_learn_stops_when_every_pair_is_decided():
             strategy="random",
             random_state=0,
         )
-    assert cons.report.n_asked < 15
+    assert report.n_asked < 15
     a, b = np.triu_indices(6, k=1)
     assert np.all(implied_pairs(cons, np.column_stack([a, b])) != 0)
 
@@ -195,9 +196,11 @@ def test_learn_stops_when_every_pair_is_decided():
 def test_learn_improves_on_no_constraints(blobs):
     X, y = blobs
     base = clustering_error(y, get_method("ccsr")(n_clusters=4, random_state=0).fit(X).labels_)
-    est, cons = learn(get_method("ccsr")(n_clusters=4, random_state=0), X, y, 60, random_state=0)
+    est, cons, report = learn(
+        get_method("ccsr")(n_clusters=4, random_state=0), X, y, 60, random_state=0
+    )
     assert clustering_error(y, est.labels_) <= base
-    assert cons.report.dropped == []
+    assert report.dropped == []
 
 
 def test_learn_rejects_bad_oracles(blobs):
@@ -207,6 +210,71 @@ def test_learn_rejects_bad_oracles(blobs):
         learn(est, X, y[:10], 5)
     with pytest.raises(ValueError, match="expected True, False or None"):
         learn(est, X, lambda i, j: "maybe", 5, strategy="random")
+
+
+def test_learn_returns_its_report_explicitly(blobs):
+    X, y = blobs
+    out = learn(get_method("ncut")(n_clusters=4, random_state=0), X, y, 12, strategy="ffqs")
+    assert isinstance(out, LearnResult)
+    assert out.estimator is out[0] and out.constraints is out[1] and out.report is out[2]
+    assert out.report.stopped == "done" and out.report.n_kept == len(out.constraints) == 12
+    assert not hasattr(out.constraints, "report")
+
+
+def test_an_oracle_can_stop_the_loop(blobs):
+    X, y = blobs
+    calls = []
+
+    def oracle(i, j):
+        if len(calls) == 7:
+            raise StopAsking("tired")
+        calls.append((i, j))
+        return bool(y[i] == y[j])
+
+    selector = PairSelector(4, strategy="random", random_state=0).fit(X)
+    seen = []
+    cons, report = query_loop(
+        selector, X, oracle, 20, batch_size=3, on_answers=lambda c, b, r: seen.append(len(c))
+    )
+    assert report.stopped == "tired" and report.n_asked == 7 == len(cons)
+    assert seen == [3, 6, 7]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "pattern"),
+    [
+        ({"n_queries": -1}, "'n_queries' parameter of learn must be an int"),
+        ({"batch_size": 0}, "'batch_size' parameter of learn"),
+        ({"refit_every": "sometimes"}, "'refit_every' parameter of learn"),
+        ({"strategy": "best"}, "strategy must be one of random, ffqs"),
+    ],
+)
+def test_learn_validates_its_parameters(blobs, kwargs, pattern):
+    X, y = blobs
+    args = {"n_queries": 5, **kwargs}
+    with pytest.raises(ValueError, match=pattern):
+        learn(get_method("ncut")(n_clusters=4), X, y, **args)
+
+
+def test_selector_validates_its_parameters(blobs):
+    X, _ = blobs
+    with pytest.raises(ValueError, match="'prior' parameter of PairSelector"):
+        PairSelector(4, prior=0.0).fit(X)
+    with pytest.raises(ValueError, match="'affinity' parameter of PairSelector"):
+        PairSelector(4, affinity="rbf").fit(X)
+    with pytest.raises(ValueError, match="'n_pairs' parameter of PairSelector.select"):
+        PairSelector(4).fit(X).select(-1)
+    with pytest.raises(ValueError, match="'n_pairs' parameter of select_pairs"):
+        select_pairs(X, -2, n_clusters=4)
+    assert resolve_strategy("AUTO") == AUTO_STRATEGY and resolve_strategy("NPU") == "npu"
+
+
+def test_write_pairs_csv_moved_to_constraints(tmp_path):
+    import spectralink.active as active
+    from spectralink.constraints import write_pairs_csv
+
+    with pytest.warns(FutureWarning, match="Constraints.to_csv"):
+        assert active.write_pairs_csv is write_pairs_csv
 
 
 # --------------------------------------------------------------------------- policy
@@ -244,7 +312,7 @@ def test_learn_applies_the_policy_to_contradicting_answers(blobs, monkeypatch):
     monkeypatch.setattr(PairSelector, "select", lambda self, *a, **k: next(batches))
     answers = {(0, 1): True, (1, 2): True, (0, 2): False, (3, 4): False}
     with pytest.warns(ContradictoryAnswerWarning):
-        _, cons = learn(
+        _, cons, report = learn(
             get_method("ncut")(n_clusters=4, random_state=0),
             X,
             lambda i, j: answers[(i, j)],
@@ -252,7 +320,7 @@ def test_learn_applies_the_policy_to_contradicting_answers(blobs, monkeypatch):
             batch_size=2,
             strategy="random",
         )
-    assert [d["pair"] for d in cons.report.dropped] == [(0, 2)]
+    assert [d["pair"] for d in report.dropped] == [(0, 2)]
     assert len(cons) == 3 and cons.n_must_link == 2
 
 
@@ -275,6 +343,8 @@ def _read_rows(path):
 
 @pytest.mark.parametrize("stop", ["q", EOFError, KeyboardInterrupt])
 def test_interrupted_terminal_session_keeps_its_answers(blobs, tmp_path, stop):
+    from spectralink.cli._prompt import ask_in_terminal
+
     X, y = blobs
     out = tmp_path / "answers.csv"
     known = Constraints(must_link=[(0, 1)], n_samples=len(y))
@@ -306,12 +376,43 @@ def test_interrupted_terminal_session_keeps_its_answers(blobs, tmp_path, stop):
 
 
 def test_terminal_session_writes_nothing_without_an_answer(blobs, tmp_path):
+    from spectralink.cli._prompt import ask_in_terminal
+
     X, _ = blobs
     out = tmp_path / "answers.csv"
     rep = ask_in_terminal(
         X, 5, n_clusters=4, output=out, input_fn=_scripted(["q"]), print_fn=lambda *a: None
     )
     assert rep.n_asked == 0 and not out.exists()
+
+
+def test_terminal_session_runs_the_loop_of_learn(blobs, tmp_path):
+    """A person answering as the labels do is asked exactly what learn asks its oracle."""
+    from spectralink.cli._prompt import ask_in_terminal
+
+    X, y = blobs
+    shown = []
+
+    def answer(prompt):
+        i, j = (int(v) for v in shown[-3].split("rows ")[1].split(" and "))
+        return "y" if y[i] == y[j] else "n"
+
+    rep = ask_in_terminal(
+        X,
+        15,
+        n_clusters=4,
+        output=tmp_path / "a.csv",
+        strategy="ffqs",
+        random_state=0,
+        input_fn=answer,
+        print_fn=shown.append,
+    )
+    _, cons, report = learn(
+        get_method("ncut")(n_clusters=4), X, y, 15, batch_size=1, strategy="ffqs", random_state=0
+    )
+    assert rep.asked == report.asked and rep.stopped == "done"
+    back = Constraints.from_csv(tmp_path / "a.csv", len(y))
+    np.testing.assert_array_equal(back.pairs, cons.pairs)
 
 
 def test_pairs_of_all_strategies_differ_from_random(blobs):

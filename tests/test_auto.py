@@ -219,7 +219,7 @@ def test_clone_get_params_and_bad_parameters(blobs):
     for bad, match in [
         ({"cv": 1}, r"'cv' parameter of Auto must be an int in the range \[2, inf\)"),
         ({"n_se": -1}, "'n_se' parameter of Auto must be"),
-        ({"sigmas": (0,)}, "positive and finite"),
+        ({"sigmas": (0,)}, "'factor' parameter of RelativeSigma must be"),
         ({"methods": "ccsr"}, "'methods' parameter of Auto must be"),
         ({"methods": [3]}, "names or estimators"),
         ({"methods": ["nope"]}, "unknown method"),

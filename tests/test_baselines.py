@@ -78,9 +78,9 @@ def test_precomputed_affinity_matches_features(overlapping, cls):
 def test_fitted_attributes(overlapping):
     X, y = overlapping
     c = Constraints.from_labels(y, 100, random_state=2)
-    sl = SpectralLearning(
-        4, n_neighbors=10, normalization="additive", random_state=0
-    ).fit(X, constraints=c)
+    sl = SpectralLearning(4, n_neighbors=10, normalization="additive", random_state=0).fit(
+        X, constraints=c
+    )
     assert sp.issparse(sl.affinity_matrix_) and sl.affinity_matrix_.shape == (300, 300)
     assert sl.embedding_.shape == (300, 4) and sl.eigenvalues_.shape == (4,)
     # additive form: eigenvalues of N, descending from 1 (the constant vector)

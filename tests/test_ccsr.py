@@ -285,3 +285,24 @@ def test_bad_normalize_rows(normalize_rows):
     X, _ = make_blobs(50, random_state=0)
     with pytest.raises(ValueError, match="normalize_rows"):
         CCSR(2, normalize_rows=normalize_rows).fit(X)
+
+
+@pytest.mark.parametrize("name", ["ccsr", "ccskl"])
+def test_fit_embedding_shares_the_eigenvectors(name):
+    """fit_embedding on fit's eigenvectors gives fit's labels; it validates as fit does."""
+    from sklearn.datasets import load_iris
+
+    from spectralink.methods.ccskl import CCSKL
+    from spectralink.utils._validation import InvalidParameterError
+
+    cls = {"ccsr": CCSR, "ccskl": CCSKL}[name]
+    X, y = load_iris(return_X_y=True)
+    cons = Constraints.from_labels(y, 60, random_state=0)
+    full = cls(3, random_state=0).fit(X, constraints=cons)
+    part = cls(3, random_state=0).fit_embedding(full.eigenvectors_, cons)
+    np.testing.assert_array_equal(part.labels_, full.labels_)
+    assert part.n_violated_ == full.n_violated_
+    with pytest.raises(InvalidParameterError, match="shrinkage"):
+        cls(3, shrinkage=-1.0).fit_embedding(full.eigenvectors_, cons)
+    with pytest.raises(ValueError, match="n_clusters"):
+        cls(200).fit_embedding(full.eigenvectors_, cons)

@@ -14,7 +14,7 @@ from _cli_helpers import assert_one_line_error as _assert_one_line_error
 from _cli_helpers import run
 from spectralink import experiments
 from spectralink.datasets import load
-from spectralink.experiments import RecordLog, read_record_log
+from spectralink.experiments import RecordLog, _protocol, read_record_log
 from spectralink.plots import plot_metric_curves
 
 BASE = ["compare", "-d", "iris", "-m", "ncut,sl", "-c", "0,20", "-t", "2", "--no-progress"]
@@ -28,13 +28,13 @@ def assert_one_line_error(code, err):
 def count_fits(monkeypatch):
     """Counts the fits of the protocol (one call of ``_fit_one`` per run)."""
     calls = []
-    real = experiments._fit_one
+    real = _protocol._fit_one
 
     def counting(name, *args, **kwargs):
         calls.append(name)
         return real(name, *args, **kwargs)
 
-    monkeypatch.setattr(experiments, "_fit_one", counting)
+    monkeypatch.setattr(_protocol, "_fit_one", counting)
     return calls
 
 
@@ -68,7 +68,7 @@ def test_compare_refuses_before_any_fit(capsys, tmp_path, count_fits, argv, need
 
 def _failing_for(monkeypatch, method):
     """Every run of ``method`` fails (as COP-KMeans does on infeasible draws)."""
-    real = experiments._fit_one
+    real = _protocol._fit_one
 
     def fit(name, *args, **kwargs):
         if name == method:
@@ -76,7 +76,7 @@ def _failing_for(monkeypatch, method):
             return None, {**fields, "warnings": ""}
         return real(name, *args, **kwargs)
 
-    monkeypatch.setattr(experiments, "_fit_one", fit)
+    monkeypatch.setattr(_protocol, "_fit_one", fit)
 
 
 def test_compare_leaves_out_a_method_whose_runs_all_failed(capsys, tmp_path, monkeypatch):
@@ -147,7 +147,7 @@ def test_compare_interrupted_then_resumed_equals_an_uninterrupted_run(
     code, _, err = run(capsys, *BASE, "-o", str(whole))
     assert code == 0, err
 
-    real = experiments._fit_one
+    real = _protocol._fit_one
     calls = []
 
     def interrupted(*args, **kwargs):
@@ -156,7 +156,7 @@ def test_compare_interrupted_then_resumed_equals_an_uninterrupted_run(
         calls.append(args[0])
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(experiments, "_fit_one", interrupted)
+    monkeypatch.setattr(_protocol, "_fit_one", interrupted)
     part = tmp_path / "part"
     code, stdout, err = run(capsys, *BASE, "-o", str(part))
     assert code == 130
@@ -174,7 +174,7 @@ def test_compare_interrupted_then_resumed_equals_an_uninterrupted_run(
         count_fits.append(args[0])
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(experiments, "_fit_one", counting)
+    monkeypatch.setattr(_protocol, "_fit_one", counting)
     code, _, err = run(capsys, *BASE, "-o", str(part), "--resume")
     assert code == 0, err
     assert len(count_fits) == 5

@@ -283,7 +283,7 @@ def test_query_refuses_duplicate_ids(capsys, tmp_path):
 
 
 def test_interactive_answers_are_saved_by_id(tmp_path):
-    from spectralink.active import ask_in_terminal
+    from spectralink.cli._prompt import ask_in_terminal
     from spectralink.constraints import Constraints
 
     X, y = make_blobs(n_samples=30, centers=2, random_state=0)
@@ -520,8 +520,15 @@ def test_parquet_labels_and_partial_labels(capsys, tmp_path):
     # two columns, neither named like a label: one clear line
     pd.DataFrame({"a": y, "b": y}).to_parquet(tmp_path / "bad.parquet")
     code, out, err = run(
-        capsys, "cluster", tmp_path / "x.csv", "-k", 3, "-y", tmp_path / "bad.parquet",
-        "-o", tmp_path / "o2.csv",
+        capsys,
+        "cluster",
+        tmp_path / "x.csv",
+        "-k",
+        3,
+        "-y",
+        tmp_path / "bad.parquet",
+        "-o",
+        tmp_path / "o2.csv",
     )
     assert_one_line_error(code, err, "expected one label column")
     assert not (tmp_path / "o2.csv").exists()

@@ -226,7 +226,7 @@ def test_from_labels_all_pairs_and_errors():
     assert len(c) == 6
     with pytest.raises(ValueError, match="exceeds the 6 distinct pairs of 4 points"):
         Constraints.from_labels(y, 7)
-    with pytest.raises(ValueError, match="n_pairs must be a non-negative integer"):
+    with pytest.raises(ValueError, match=r"'n_pairs' parameter of from_labels must be an int"):
         Constraints.from_labels(y, -1)
     with pytest.raises(ValueError, match="1-d array"):
         Constraints.from_labels(y.reshape(2, 2), 1)
@@ -339,3 +339,111 @@ def test_csv_validation_errors_propagate(tmp_path):
     path.write_text("0,9,ml\n")
     with pytest.raises(ValueError, match=r"must-link pair \(0, 9\) has an index out of range"):
         Constraints.from_csv(path, n_samples=5)
+
+
+# --------------------------------------------------------------------------- algebra
+
+
+def test_pairs_and_weights_follow_must_links_then_cannot_links(small):
+    np.testing.assert_array_equal(small.pairs, [[0, 1], [1, 2], [5, 6], [0, 3], [2, 6]])
+    np.testing.assert_allclose(small.weights, [1.0, 2.0, 0.5, 3.0, 0.25])
+    np.testing.assert_allclose(small.ml_weights, [1.0, 2.0, 0.5])
+    np.testing.assert_allclose(small.cl_weights, [3.0, 0.25])
+    assert Constraints(n_samples=3).pairs.shape == (0, 2)
+
+
+def test_take_keeps_kinds_and_weights_in_any_order(small):
+    sub = small.take([4, 1, 1])
+    np.testing.assert_array_equal(sub.must_link, [[1, 2]])
+    np.testing.assert_array_equal(sub.cannot_link, [[2, 6]])
+    np.testing.assert_allclose(sub.weights, [2.0, 0.25])
+    assert sub.n_samples == small.n_samples
+    assert small.take([]).is_empty
+    whole = small.take(np.arange(len(small))[::-1])
+    np.testing.assert_array_equal(whole.pairs, small.pairs)
+    np.testing.assert_allclose(whole.weights, small.weights)
+
+
+@pytest.mark.parametrize(
+    ("indices", "pattern"),
+    [
+        ([5], r"pair position 5 is out of range \[0, 5\)"),
+        ([-1], r"pair position -1 is out of range"),
+        ([0.5], "integer pair positions"),
+        ([[0, 1]], "1-d array"),
+    ],
+)
+def test_take_refuses_bad_positions(small, indices, pattern):
+    with pytest.raises(ValueError, match=pattern):
+        small.take(indices)
+
+
+def test_union_merges_duplicates_keeping_the_larger_weight(small):
+    other = Constraints([(1, 0), (3, 4)], [(7, 6)], n_samples=8, weights=[4.0, 1.0, 0.5])
+    both = small | other
+    np.testing.assert_array_equal(both.must_link, [[0, 1], [1, 2], [3, 4], [5, 6]])
+    np.testing.assert_allclose(both.ml_weights, [4.0, 2.0, 1.0, 0.5])
+    np.testing.assert_array_equal(both.cannot_link, [[0, 3], [2, 6], [6, 7]])
+    np.testing.assert_allclose(both.cl_weights, [3.0, 0.25, 0.5])
+    np.testing.assert_array_equal(small.union(other).pairs, both.pairs)
+    assert (small | Constraints(n_samples=8)).pairs.tolist() == small.pairs.tolist()
+
+
+def test_union_refuses_contradictions_other_sizes_and_other_types(small):
+    with pytest.raises(ValueError, match=r"pair \(0, 3\) is both a must-link and a cannot-link"):
+        small | Constraints([(0, 3)], None, n_samples=8)
+    with pytest.raises(ValueError, match=r"cannot-link \(0, 2\) joins two points linked"):
+        small | Constraints(None, [(0, 2)], n_samples=8)
+    with pytest.raises(ValueError, match="over 8 points with constraints over 9 points"):
+        small.union(Constraints(n_samples=9))
+    with pytest.raises(TypeError, match="only join Constraints"):
+        small.union(([(0, 1)], None))
+    with pytest.raises(TypeError):
+        small | ([(0, 1)], None)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_to_csv_round_trips(tmp_path, small, weighted):
+    c = small if weighted else Constraints(small.must_link, small.cannot_link, n_samples=8)
+    path = tmp_path / "pairs.csv"
+    c.to_csv(path)
+    header = path.read_text().splitlines()[0]
+    assert header == ("i,j,kind,weight" if weighted else "i,j,kind")
+    back = Constraints.from_csv(path, 8)
+    np.testing.assert_array_equal(back.pairs, c.pairs)
+    np.testing.assert_array_equal(back.weights, c.weights)
+
+
+def test_to_csv_round_trips_ids_and_exact_weights(tmp_path):
+    c = Constraints([(0, 1)], [(1, 2)], n_samples=3, weights=[0.1 + 0.2, 2.0])
+    ids = ["a", "b,c", "d"]
+    path = tmp_path / "pairs.csv"
+    c.to_csv(path, ids=ids)
+    assert path.read_text().splitlines()[1:] == ['a,"b,c",ml,0.30000000000000004', '"b,c",d,cl,2']
+    back = Constraints.from_csv(path, 3, ids=ids)
+    np.testing.assert_array_equal(back.pairs, c.pairs)
+    np.testing.assert_array_equal(back.weights, c.weights)
+    with pytest.raises(ValueError, match="2 IDs for 3 rows"):
+        c.to_csv(path, ids=["a", "b"])
+    with pytest.raises(ValueError, match="the ID 'a' names more than one row"):
+        c.to_csv(path, ids=["a", "a", "b"])
+
+
+def test_write_pairs_csv_leaves_questions_unanswered(tmp_path):
+    from spectralink.constraints import write_pairs_csv
+
+    path = tmp_path / "questions.csv"
+    write_pairs_csv(path, [(0, 1), (2, 3)])
+    assert path.read_text() == "i,j,kind\n0,1,\n2,3,\n"
+    back = Constraints.from_csv(path, 4, skip_unanswered=True)
+    assert back.is_empty and back.n_unanswered == 2
+    with pytest.raises(ValueError, match="2 pairs but 1 kinds"):
+        write_pairs_csv(path, [(0, 1), (2, 3)], kinds=["ml"])
+
+
+def test_labeled_mask_is_public():
+    from spectralink.constraints import labeled_mask
+
+    np.testing.assert_array_equal(labeled_mask([0, -1, 2]), [True, False, True])
+    np.testing.assert_array_equal(labeled_mask(["a", "", None]), [True, False, False])
+    np.testing.assert_array_equal(labeled_mask([1.0, np.nan, -2.0]), [True, False, False])

@@ -7,7 +7,6 @@ from sklearn.datasets import make_blobs
 
 from spectralink import COSC, Constraints
 from spectralink.graph import adaptive_knn_affinity, degrees
-from spectralink.methods.cosc import _Binary, _distinct_states
 from spectralink.metrics import clustering_error, majority_vote_error, normalized_cut
 from spectralink.solvers.constraint_graph import (
     consistent_partition,
@@ -15,6 +14,7 @@ from spectralink.solvers.constraint_graph import (
     reduce_cannot_links,
     two_colouring,
 )
+from spectralink.solvers.cosc_binary import BinarySolver, distinct_states
 from spectralink.solvers.lovasz import penalised_ratio
 
 
@@ -143,7 +143,7 @@ def test_guaranteed_mode_monotonicity(seed):
             used |= {a, b}
     cl = tuple(x[keep] for x in cl)
     A = consistent_partition(rng.random(n) < 0.5, cl, d)
-    solver = _Binary(W, d, cl, {"max_outer": 1000, "max_inner": 10000, "tol": 1e-6})
+    solver = BinarySolver(W, d, cl, {"max_outer": 1000, "max_inner": 10000, "tol": 1e-6})
     _, ncut_a, viol_a = penalised_ratio(A, solver.edges, d, cl)
     assert viol_a == 0
     B, f, gamma = solver.guaranteed(A)
@@ -167,14 +167,14 @@ def test_distinct_states_keeps_the_best_of_each_partition():
     ]
     states = ["a", "b", "c", "d"]
     vals = [t.value if t is not None else np.inf for t in thrs]
-    assert _distinct_states(states, thrs, vals) == ["c", "b"]
-    assert _distinct_states(["d"], [None], [np.inf]) == ["d"]
+    assert distinct_states(states, thrs, vals) == ["c", "b"]
+    assert distinct_states(["d"], [None], [np.inf]) == ["d"]
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_local_search_lowers_the_cut_and_keeps_cannot_links(seed):
     """The polish ends consistent, no higher, and at a partition no allowed move improves."""
-    from spectralink.methods.cosc import _local_search
+    from spectralink.solvers.cosc_binary import local_search
 
     n = 16
     W = random_graph(n, 0.3, seed)
@@ -183,7 +183,7 @@ def test_local_search_lowers_the_cut_and_keeps_cannot_links(seed):
     cl = (ci, cj, np.ones(3))
     rng = np.random.default_rng(seed)
     start = consistent_partition(rng.random(n) < 0.5, cl, g)
-    out = _local_search(W, g, cl, start)
+    out = local_search(W, g, cl, start)
     assert np.all(out[ci] != out[cj])
     assert 0 < out.sum() < n
     ncut = normalized_cut(W, out.astype(int))
@@ -251,8 +251,8 @@ def test_per_edge_inner_step(seed):
     g = degrees(W)
     cl = reduce_cannot_links(cons.cannot_link, cons.cl_weights, np.arange(120))
     for step, uniform in (("per_edge", False), ("uniform", True)):
-        opts = COSC(inner_step=step)._settings(120)
-        solver = _Binary(W, g, cl, opts, rng=np.random.RandomState(0))
+        opts = COSC(inner_step=step)._settings().options(120)
+        solver = BinarySolver(W, g, cl, opts, rng=np.random.RandomState(0))
         assert (solver.prob.edge_step is None) == uniform
     X3, y3 = blobs(150, k=3, seed=seed)
     cons3 = Constraints.from_labels(y3, 60, random_state=seed)
@@ -306,8 +306,8 @@ def test_perturbation_only_keeps_improvements():
         g = degrees(W)
         cl = (np.array([0, 5, 9]), np.array([1, 20, 30]), np.ones(3))
         f0 = np.random.default_rng(seed).standard_normal(40)
-        plain = _Binary(W, g, cl, {**_OPTS, "n_perturbations": 0}).run((f0, None, None), 0.5)
-        pert = _Binary(W, g, cl, {**_OPTS, "n_perturbations": 10}).run(
+        plain = BinarySolver(W, g, cl, {**_OPTS, "n_perturbations": 0}).run((f0, None, None), 0.5)
+        pert = BinarySolver(W, g, cl, {**_OPTS, "n_perturbations": 10}).run(
             (f0, None, None), 0.5, seed
         )
         assert pert[1].value <= plain[1].value + 1e-12
@@ -394,7 +394,7 @@ def test_result_does_not_depend_on_the_library_thread_count():
 def test_kway_keeps_the_lowest_multicut_of_its_runs():
     """The kept run has the lowest multi-cut; stopping runs that reach it early changes
     nothing (the multi-cut never decreases along a run)."""
-    from spectralink.methods.cosc import _KwayContext
+    from spectralink.solvers.cosc_kway import KwaySearch
 
     X, y = blobs(150, k=3, seed=2)
     cons = Constraints.from_labels(y, 30, random_state=2)
@@ -405,7 +405,7 @@ def test_kway_keeps_the_lowest_multicut_of_its_runs():
     Wr, gr, mapping = merge_vertices(W, d, cons.ml_components)
     clr = reduce_cannot_links(cons.cannot_link, cons.cl_weights, mapping)
     sizes = np.bincount(mapping).astype(float)
-    ctx = _KwayContext(Wr, gr, clr, sizes, len(y), 3, est, np.random.RandomState(3))
+    ctx = KwaySearch(Wr, gr, clr, sizes, len(y), 3, est._settings(), np.random.RandomState(3))
     seeds = np.random.RandomState(3).randint(0, 2**31 - 1, size=4)
     finals = []
     for sd in seeds:
@@ -429,10 +429,10 @@ def test_default_starts_and_polish_depend_on_graph_size():
     reduced graphs, 10 starts and the 10 lowest splits polished greedily on large ones; a
     given n_starts is kept; the thorough search triples it."""
     est = COSC()
-    small, large = est._settings(2000), est._settings(2001)
+    small, large = est._settings().options(2000), est._settings().options(2001)
     assert (small["n_starts"], small["polish_patience"]) == (30, 20)
     assert small["polish_top"] > 10**6
     assert (large["n_starts"], large["polish_top"], large["polish_patience"]) == (10, 10, 0)
-    assert COSC(n_starts=4)._settings(100)["n_starts"] == 4
-    assert COSC(n_starts=4, search="thorough")._settings(100)["n_starts"] == 12
-    assert COSC(search="thorough")._settings(5000)["n_starts"] == 30
+    assert COSC(n_starts=4)._settings().options(100)["n_starts"] == 4
+    assert COSC(n_starts=4, search="thorough")._settings().options(100)["n_starts"] == 12
+    assert COSC(search="thorough")._settings().options(5000)["n_starts"] == 30

@@ -12,8 +12,9 @@ distributed = pytest.importorskip("distributed")
 
 @pytest.fixture(scope="module")
 def client():
-    c = distributed.Client(processes=False, n_workers=1, threads_per_worker=2,
-                           dashboard_address=":0")
+    c = distributed.Client(
+        processes=False, n_workers=1, threads_per_worker=2, dashboard_address=":0"
+    )
     yield c
     c.close()
 

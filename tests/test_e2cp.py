@@ -107,12 +107,13 @@ def test_chebyshev_step_count_matches_rate():
 
 
 def test_numpy_and_compiled_paths_agree(monkeypatch):
-    from spectralink.solvers import propagation
+    from spectralink.solvers import propagation, shifted_laplacian
 
     X, y, W, cons = _problem(seed=10)
     rows, cols = masked_pairs(W, cons)
     ref = _reference_F(W, cons, 0.25)[rows, cols]
     monkeypatch.setattr(propagation, "_compiled_kernels", lambda: None)
+    monkeypatch.setattr(shifted_laplacian, "_compiled_kernels", lambda: None)
     f_np = propagate_pairs(W, cons, rows, cols, tol=1e-12, block_points=7)
     f32 = propagate_pairs(W, cons, rows, cols, tol=1e-5)
     monkeypatch.undo()
@@ -284,12 +285,13 @@ def test_sampled_path_properties():
 
 
 def test_sampled_numpy_and_compiled_paths_agree(monkeypatch):
-    from spectralink.solvers import propagation
+    from spectralink.solvers import propagation, shifted_laplacian
 
     X, y, W, cons = _problem(seed=10)
     rows, cols = masked_pairs(W, cons)
     f_jit, fill_jit = propagate_sampled(W, cons, rows, cols, tol=1e-12, random_state=0)
     monkeypatch.setattr(propagation, "_compiled_kernels", lambda: None)
+    monkeypatch.setattr(shifted_laplacian, "_compiled_kernels", lambda: None)
     f_np, fill_np = propagate_sampled(W, cons, rows, cols, tol=1e-12, random_state=0)
     np.testing.assert_allclose(f_np, f_jit, atol=1e-12)
     np.testing.assert_array_equal(fill_np["rows"], fill_jit["rows"])
@@ -343,10 +345,12 @@ def test_e2cp_sampled_path_keeps_the_fill_in():
 
     # two long parallel stripes: the unconstrained cut splits both across their length
     rng = np.random.default_rng(0)
-    X = np.vstack([
-        np.column_stack([rng.uniform(0, 10, 100), rng.normal(0, 0.3, 100) + offset])
-        for offset in (0, 1.2)
-    ])
+    X = np.vstack(
+        [
+            np.column_stack([rng.uniform(0, 10, 100), rng.normal(0, 0.3, 100) + offset])
+            for offset in (0, 1.2)
+        ]
+    )
     y = np.repeat([0, 1], 100)
     cons = Constraints.from_labels(y, 100, random_state=0)
     ari = {

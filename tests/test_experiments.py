@@ -1,21 +1,19 @@
-"""Tests of the evaluation protocol (experiments.py) and the curves (plots.py)."""
+"""Tests of the evaluation protocol (``spectralink.experiments``) and the curves (plots.py)."""
 
 from __future__ import annotations
 
 import csv
 import math
 import os
-import stat
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from spectralink import experiments
 from spectralink.datasets import load
 from spectralink.experiments import (
     RECORD_FIELDS,
-    atomic_write,
+    _protocol,
     draw_constraints,
     format_table,
     read_records_json,
@@ -76,7 +74,7 @@ def fake_registry(monkeypatch):
     def fake_get_method(name):
         return fakes[name] if name in fakes else get_method(name)
 
-    monkeypatch.setattr(experiments, "get_method", fake_get_method)
+    monkeypatch.setattr(_protocol, "get_method", fake_get_method)
     return fakes
 
 
@@ -150,13 +148,13 @@ def test_errors_raise_mode(iris, fake_registry):
 def test_graph_built_once_and_shared(iris, fake_registry, monkeypatch):
     X, y = iris
     built = []
-    real = experiments._build_graph
+    real = _protocol._build_graph
 
     def counting(X_, key, rs):
         built.append(key)
         return real(X_, key, rs)
 
-    monkeypatch.setattr(experiments, "_build_graph", counting)
+    monkeypatch.setattr(_protocol, "_build_graph", counting)
     methods = {
         "ncut": {},
         "spy": {},
@@ -285,38 +283,6 @@ def test_csv_and_json_roundtrip(tmp_path, iris):
     assert [r["error"] for r in back] == [r["error"] for r in recs]
     assert all(math.isnan(r["ncut"]) for r in back)
     assert sorted(os.listdir(tmp_path)) == ["runs.csv", "runs.json"]
-
-
-def test_atomic_write_keeps_old_file_on_failure(tmp_path):
-    target = tmp_path / "out.txt"
-    target.write_text("old\n")
-    with pytest.raises(RuntimeError):
-        with atomic_write(target) as fh:
-            fh.write("half")
-            raise RuntimeError("boom")
-    assert target.read_text() == "old\n"
-    assert os.listdir(tmp_path) == ["out.txt"]
-    with atomic_write(target) as fh:
-        fh.write("new\n")
-    assert target.read_text() == "new\n"
-    assert os.listdir(tmp_path) == ["out.txt"]
-
-
-def test_atomic_write_gives_plain_open_permissions(tmp_path):
-    # a temporary file is created owner-only; the result must not stay that way
-    old = os.umask(0o022)
-    try:
-        with atomic_write(tmp_path / "new.txt") as fh:
-            fh.write("x")
-        assert stat.S_IMODE(os.stat(tmp_path / "new.txt").st_mode) == 0o644
-        kept = tmp_path / "kept.txt"
-        kept.write_text("old")
-        os.chmod(kept, 0o640)
-        with atomic_write(kept) as fh:
-            fh.write("new")
-        assert stat.S_IMODE(os.stat(kept).st_mode) == 0o640
-    finally:
-        os.umask(old)
 
 
 def test_plot_writes_png(tmp_path):

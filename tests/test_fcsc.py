@@ -121,9 +121,16 @@ def test_two_way_and_k_way_accuracy():
     m.fit(X, constraints=cons)
     assert clustering_error(y, m.labels_) < 0.05
     assert m.embedding_.shape == (140, 1) and m.eigenvalues_[0] > 0
-    assert m.beta_ == pytest.approx(0.5 * np.abs(np.linalg.eigvalsh(
-        _dense_q(cons) / np.sqrt(np.outer(m.affinity_matrix_.sum(1), m.affinity_matrix_.sum(1)))
-    )).max(), rel=1e-8)
+    assert m.beta_ == pytest.approx(
+        0.5
+        * np.abs(
+            np.linalg.eigvalsh(
+                _dense_q(cons)
+                / np.sqrt(np.outer(m.affinity_matrix_.sum(1), m.affinity_matrix_.sum(1)))
+            )
+        ).max(),
+        rel=1e-8,
+    )
 
 
 def test_precomputed_and_determinism(blobs):

@@ -1,11 +1,14 @@
-"""Tests of reading feature tables as users have them (``spectralink.io``)."""
+"""Tests of reading files as users have them and of atomic writes (``spectralink.io``)."""
 
 from __future__ import annotations
+
+import os
+import stat
 
 import numpy as np
 import pytest
 
-from spectralink.io import read_text_table
+from spectralink.io import atomic_write, read_text_table
 
 X3 = np.array([[1.5, 2.0, -1.0], [0.5, 4.0, 3.0], [2.5, 0.0, 1.0], [7.0, 1.0, 2.0]])
 
@@ -123,3 +126,35 @@ def test_row_reader_path_also_drops_the_index_and_reads_quoted_numbers(tmp_path)
     np.testing.assert_array_equal(t.X, X3)
     assert list(t.ids) == ids and t.names == ["a", "b", "c"]
     assert "index" in t.notes[0]
+
+
+def test_atomic_write_keeps_old_file_on_failure(tmp_path):
+    target = tmp_path / "out.txt"
+    target.write_text("old\n")
+    with pytest.raises(RuntimeError):
+        with atomic_write(target) as fh:
+            fh.write("half")
+            raise RuntimeError("boom")
+    assert target.read_text() == "old\n"
+    assert os.listdir(tmp_path) == ["out.txt"]
+    with atomic_write(target) as fh:
+        fh.write("new\n")
+    assert target.read_text() == "new\n"
+    assert os.listdir(tmp_path) == ["out.txt"]
+
+
+def test_atomic_write_gives_plain_open_permissions(tmp_path):
+    # a temporary file is created owner-only; the result must not stay that way
+    old = os.umask(0o022)
+    try:
+        with atomic_write(tmp_path / "new.txt") as fh:
+            fh.write("x")
+        assert stat.S_IMODE(os.stat(tmp_path / "new.txt").st_mode) == 0o644
+        kept = tmp_path / "kept.txt"
+        kept.write_text("old")
+        os.chmod(kept, 0o640)
+        with atomic_write(kept) as fh:
+            fh.write("new")
+        assert stat.S_IMODE(os.stat(kept).st_mode) == 0o640
+    finally:
+        os.umask(old)

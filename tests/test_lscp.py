@@ -53,10 +53,12 @@ def test_lscp_deterministic_and_masked_path():
 def _stripes(seed, n_per=100, gap=1.2):
     # two long parallel stripes: the unconstrained cut splits both across their length
     rng = np.random.default_rng(seed)
-    X = np.vstack([
-        np.column_stack([rng.uniform(0, 10, n_per), rng.normal(0, 0.3, n_per) + offset])
-        for offset in (0, gap)
-    ])
+    X = np.vstack(
+        [
+            np.column_stack([rng.uniform(0, 10, n_per), rng.normal(0, 0.3, n_per) + offset])
+            for offset in (0, gap)
+        ]
+    )
     return X, np.repeat([0, 1], n_per)
 
 

@@ -114,13 +114,13 @@ def test_folds_errors():
     with pytest.raises(ValueError, match="at least 3 constraints"):
         constraint_folds(few, 3)
     for bad in (1, 0, True, 2.0):
-        with pytest.raises(ValueError, match="cv must be an integer >= 2"):
+        with pytest.raises(ValueError, match="'n_splits' parameter of constraint_folds must be"):
             constraint_folds(few, bad)
     # every pair of a clique is implied by the others: a fold with nothing left to score
     clique = Constraints([(0, 1), (1, 2), (0, 2)], n_samples=3)
     with pytest.raises(UnfoldableConstraintsError, match="no held-out constraint"):
         constraint_folds(clique, 3, by="pairs", random_state=0)
-    with pytest.raises(ValueError, match="by must be one of"):
+    with pytest.raises(ValueError, match="'by' parameter of constraint_folds must be a str among"):
         constraint_folds(clique, 3, by="rows")
     with pytest.raises(UnfoldableConstraintsError, match="need at least 4 of them"):
         constraint_folds(clique, 4, by="points")
@@ -226,7 +226,7 @@ def test_relative_sigma():
     assert RelativeSigma(0.5).resolve(4.0) == 2.0
     assert repr(RelativeSigma(0.5)) == "0.5r"
     for bad in (0, -1, np.inf, "1"):
-        with pytest.raises(ValueError, match="positive and finite"):
+        with pytest.raises(ValueError, match="'factor' parameter of RelativeSigma must be"):
             RelativeSigma(bad)
 
 
@@ -458,9 +458,12 @@ def test_bad_inputs(blobs):
         ConstraintSearchCV(base, grid).fit(X)
     with pytest.raises(ValueError, match="needs constraints"):
         ConstraintSearchCV(base, grid).fit(X, constraints=Constraints(n_samples=len(X)))
-    with pytest.raises(ValueError, match="cv must be an integer >= 2"):
+    with pytest.raises(
+        ValueError,
+        match=r"'cv' parameter of ConstraintSearchCV must be an int in the range \[2, inf\)",
+    ):
         ConstraintSearchCV(base, grid, cv=1).fit(X, constraints=cons)
-    with pytest.raises(ValueError, match="scoring must be"):
+    with pytest.raises(ValueError, match="'scoring' parameter of ConstraintSearchCV must be"):
         ConstraintSearchCV(base, grid, scoring="ari").fit(X, constraints=cons)
     with pytest.raises(TypeError, match="by keyword"):
         ConstraintSearchCV(base, grid).fit(X, cons)

@@ -106,10 +106,12 @@ def test_approximate_reaches_its_calibrated_recall():
 def test_approximate_target_recall_is_honoured():
     X = mixture(3000, seed=3)
     _, truth = kneighbors(X, 10, method="exact")
-    low = kneighbors(X, 10, method="approximate", target_recall=0.6, random_state=0,
-                     return_info=True)
-    high = kneighbors(X, 10, method="approximate", target_recall=0.99, random_state=0,
-                      return_info=True)
+    low = kneighbors(
+        X, 10, method="approximate", target_recall=0.6, random_state=0, return_info=True
+    )
+    high = kneighbors(
+        X, 10, method="approximate", target_recall=0.99, random_state=0, return_info=True
+    )
     assert 0.6 <= low[2].recall < high[2].recall and high[2].recall >= 0.99
     assert low[2].n_probe < high[2].n_probe
     assert recall(low[1], truth) < recall(high[1], truth)

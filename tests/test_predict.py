@@ -179,8 +179,11 @@ def test_scacs_with_a_landmark_per_point_generalises_poorly():
 #: Auto is left out: it chooses its own bandwidth, so its feature and precomputed fits need
 #: not build the same graph; its predict is its chosen estimator's (tested above).
 PRECOMPUTED = [
-    m for m in METHODS if "affinity" in get_method(m)().get_params()
-    and get_method(m)._supports_precomputed and m != "auto"
+    m
+    for m in METHODS
+    if "affinity" in get_method(m)().get_params()
+    and get_method(m)._supports_precomputed
+    and m != "auto"
 ]
 
 
@@ -249,7 +252,7 @@ def test_knn_cross_affinity_uses_the_fitted_bandwidth():
     assert C.shape == (6, 50) and np.all(C.getnnz(axis=1) == 5)
     D = np.linalg.norm(B[:, None] - A[None], axis=2)
     rows, cols = C.nonzero()
-    np.testing.assert_allclose(C[rows, cols].A1, np.exp(-D[rows, cols] ** 2 / (2 * 0.49)))
+    np.testing.assert_allclose(C[rows, cols].A1, np.exp(-(D[rows, cols] ** 2) / (2 * 0.49)))
     np.testing.assert_array_equal(nearest, np.argmin(D, axis=1))
 
 
@@ -363,14 +366,12 @@ def test_neighbour_search_goes_through_the_graph_module(monkeypatch):
 
 def test_small_eigenvalues_fall_back_to_the_vote(monkeypatch):
     """The Nyström extension divides by mu; below the threshold predict votes instead."""
-    from spectralink.methods import _base
+    from spectralink.methods import _graph
 
     X, _ = _dataset("iris", 3)
     model = _iris_half_model("ncut")
     C, _ = model._new_point_affinity(X[1::2])
     assert model._embed_new(C) is not None
-    monkeypatch.setattr(_base, "NYSTROM_MIN_EIGENVALUE", 2.0)
+    monkeypatch.setattr(_graph, "NYSTROM_MIN_EIGENVALUE", 2.0)
     assert model._embed_new(C) is None
-    np.testing.assert_array_equal(
-        model.predict(X[1::2]), _base.weighted_vote(C, model.labels_, 3)
-    )
+    np.testing.assert_array_equal(model.predict(X[1::2]), _graph.weighted_vote(C, model.labels_, 3))

@@ -151,9 +151,7 @@ def test_errors(blobs):
 def test_missing_class_warns(blobs):
     X, y = blobs
     keep = np.flatnonzero(y < 3)[::5]  # labelled points from 3 of the 4 classes
-    cons = Constraints(
-        *_pairs_from_labels(keep, y[keep]), n_samples=len(y)
-    )
+    cons = Constraints(*_pairs_from_labels(keep, y[keep]), n_samples=len(y))
     with pytest.warns(UserWarning, match="gamma"):
         SCACS(4, n_landmarks=50, random_state=0).fit(X, constraints=cons)
 
@@ -208,8 +206,9 @@ def test_disconnected_landmark_graph_keeps_feasible_zero_cost_cuts():
     assert clustering_error(y, base.labels_) == 0.0
     # the FCSC-style cost filter drops exactly those cuts
     with pytest.raises(ValueError, match="no eigenvector"):
-        scacs_directions(m.landmark_graph_, scacs_q_hat(m.landmark_graph_, cons), 4, 0.1,
-                         exclude_zero_cost=True)
+        scacs_directions(
+            m.landmark_graph_, scacs_q_hat(m.landmark_graph_, cons), 4, 0.1, exclude_zero_cost=True
+        )
 
 
 def test_paper_beta0_reproduces_the_paper_rule(blobs):
@@ -219,9 +218,7 @@ def test_paper_beta0_reproduces_the_paper_rule(blobs):
     c, n = 40, len(y)
     assert paper.beta0_ == pytest.approx(0.5 + 0.4 * c / n)
     assert paper.beta_ == pytest.approx(paper.beta0_ * paper.gamma_[2])
-    fixed = SCACS(4, n_landmarks=80, beta0=paper.beta0_, random_state=0).fit(
-        X, constraints=cons
-    )
+    fixed = SCACS(4, n_landmarks=80, beta0=paper.beta0_, random_state=0).fit(X, constraints=cons)
     np.testing.assert_array_equal(fixed.labels_, paper.labels_)
     auto = SCACS(4, n_landmarks=80, random_state=0).fit(X, constraints=cons)
     # "auto": the constraint value of the true partition, far below the paper's beta here
@@ -250,3 +247,21 @@ def test_keeps_lscr_unless_scacs_fits_the_constraints_clearly_better():
     assert model.fallback_
     np.testing.assert_array_equal(model.labels_, base.labels_)
     np.testing.assert_array_equal(model.predict(X[:50]), base.predict(X[:50]))
+
+
+def test_fit_landmark_graph_shares_one_graph(blobs):
+    """fit_landmark_graph on the graph fit builds gives fit's labels, for both methods."""
+    X, y = blobs
+    cons = Constraints.from_labeled_subset(y, 60, random_state=0)
+    for est, c in (
+        (SCACS(4, n_landmarks=80, random_state=0), cons),
+        (LSCR(4, random_state=0), None),
+    ):
+        full = type(est)(**est.get_params()).fit(X, constraints=c)
+        shared = est.fit_landmark_graph(full.landmark_graph_, c)
+        np.testing.assert_array_equal(shared.labels_, full.labels_)
+        assert shared.n_violated_ == full.n_violated_
+    with pytest.raises(ValueError, match="needs constraints"):
+        SCACS(4).fit_landmark_graph(full.landmark_graph_)
+    with pytest.raises(TypeError, match="LandmarkGraph"):
+        LSCR(4).fit_landmark_graph(X)

@@ -23,9 +23,7 @@ def _cvxpy_simplex_qp(A, b):
     k = len(b)
     w = cp.Variable(k)
     L = np.linalg.cholesky(A)
-    prob = cp.Problem(
-        cp.Minimize(0.5 * cp.sum_squares(L.T @ w) + b @ w), [w >= 0, cp.sum(w) == 1]
-    )
+    prob = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(L.T @ w) + b @ w), [w >= 0, cp.sum(w) == 1])
     prob.solve(solver="CLARABEL", tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12)
     return w.value
 
@@ -89,8 +87,10 @@ def test_local_gram_is_kernel_gram():
     i = 7
     K = lambda a, b: np.exp(-np.sum((a - b) ** 2) / (2 * sigma**2))  # noqa: E731
     ref = np.array(
-        [[K(X[i], X[i]) - K(X[i], X[l]) - K(X[j], X[i]) + K(X[j], X[l]) for l in ind[i]]
-         for j in ind[i]]
+        [
+            [K(X[i], X[i]) - K(X[i], X[l]) - K(X[j], X[i]) + K(X[j], X[l]) for l in ind[i]]
+            for j in ind[i]
+        ]
     )
     np.testing.assert_allclose(G[i], ref, atol=1e-12)
     assert np.linalg.eigvalsh(G).min() > -1e-10

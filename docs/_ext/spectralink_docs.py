@@ -1,8 +1,5 @@
-"""Sphinx helpers of the spectralink site: README sections and the command's own help.
+"""Sphinx helpers of the spectralink site: the method table and the command's own help.
 
-* ``readme_sections``: the README's sections (those the site shows as they are) are written
-  to ``docs/_readme/<slug>.md`` at the start of every build, with their links rewritten for
-  the site, so the README and the site say the same thing without a second copy.
 * ``.. spectralink-methods-table::``: what every registered method can do, as
   ``spectralink methods`` prints it (:mod:`spectralink.catalog`, read from the classes).
 * ``.. spectralink-help:: [SUBCOMMAND]``: the ``--help`` text of the command or of one
@@ -16,8 +13,6 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-import re
-from pathlib import Path
 
 from docutils import nodes
 from sphinx.util import logging
@@ -25,68 +20,11 @@ from sphinx.util.docutils import SphinxDirective
 
 logger = logging.getLogger(__name__)
 
-#: README heading -> file under docs/_readme/ (the heading itself is left out).
-README_SECTIONS = {
-    "### Model selection": "model_selection",
-    "## Active selection: which pairs to ask": "active",
-    "## Command line": "command_line",
-    "## Methods": "methods",
-    "## Defaults: constraints never hurt": "defaults",
-    "## Speed: neighbour search, threads, progress": "speed",
-    "## New points and saved models": "predict",
-    "## Data directory": "data_directory",
-    "## Results": "results",
-}
-#: README anchors -> the site page holding that section.
-README_ANCHORS = {
-    "model-selection": "/model_selection.md",
-    "active-selection-which-pairs-to-ask": "/active.md",
-}
-
-
-def _site_link(target: str) -> str:
-    """A README link target as a link of the site (absolute from the docs directory)."""
-    if target.startswith("#"):
-        return README_ANCHORS[target[1:]]
-    if target.startswith("docs/"):
-        path = target[len("docs") :]
-        if path.endswith("/"):
-            return path + "README.md" if path != "/results/" else "/results.md"
-        return path
-    return target
-
-
-def readme_sections(app) -> None:
-    root = Path(app.srcdir).parent
-    text = (root / "README.md").read_text(encoding="utf-8")
-    lines = text.splitlines()
-    out = Path(app.srcdir) / "_readme"
-    out.mkdir(exist_ok=True)
-    in_code = False
-    heads = []  # (line index, level, heading) of real headings (not comments in code)
-    for i, line in enumerate(lines):
-        if line.startswith("```"):
-            in_code = not in_code
-        elif not in_code and re.match(r"#{1,6} ", line):
-            heads.append((i, len(line) - len(line.lstrip("#")), line))
-    for heading, name in README_SECTIONS.items():
-        found = [h for h in heads if h[2] == heading]
-        if not found:
-            logger.warning("README.md has no heading %r (docs/_ext/spectralink_docs.py)", heading)
-            continue
-        start, level, _ = found[0]
-        end = next((i for i, lv, _ in heads if i > start and lv <= level), len(lines))
-        body = "\n".join(lines[start + 1 : end]).strip() + "\n"
-        body = re.sub(r"\]\(([^)\s]+)\)", lambda m: f"]({_site_link(m.group(1))})", body)
-        path = out / f"{name}.md"
-        if not path.exists() or path.read_text(encoding="utf-8") != body:
-            path.write_text(body, encoding="utf-8")
-
 
 def _parser():
-    from spectralink.cli import _build_parser
+    from spectralink.cli import build_parser
 
-    return _build_parser()
+    return build_parser()
 
 
 def _subparsers(parser) -> dict:
@@ -169,7 +107,8 @@ class SpectralinkMethodsTable(SphinxDirective):
                     info.scale,
                 ]
             )
-        table = nodes.table(classes=["spectralink-methods"])
+        # column widths from the content: equal widths overflow on the long "scale" cells
+        table = nodes.table(classes=["spectralink-methods", "colwidths-auto"])
         group = nodes.tgroup(cols=len(self.HEADER))
         table += group
         for _ in self.HEADER:
@@ -212,7 +151,6 @@ def _check_documented(app, env):
 
 
 def setup(app):
-    app.connect("builder-inited", readme_sections)
     app.add_directive("spectralink-help", SpectralinkHelp)
     app.add_directive("spectralink-methods-table", SpectralinkMethodsTable)
     app.connect("env-purge-doc", _purge)

@@ -18,17 +18,25 @@ With a ``dask.distributed.Client`` active, all of this runs on its workers.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ._landmark_blocks import (
     DEFAULT_CHUNK,
-    _degree_block,
-    _embed_block,
-    _gram_block,
-    _nearest_block,
+    degree_block,
+    embed_block,
     gaussian_code_weights,
+    gram_block,
+    nearest_block,
     sigma_from_rule,
 )
+
+if TYPE_CHECKING:
+    import dask.array as da
+
+    from .landmarks import LandmarkGraph
 
 __all__ = ["as_dask_array", "dask_embed", "dask_encode", "dask_landmark_code", "is_dask_array"]
 
@@ -39,17 +47,16 @@ def _import_dask():
         import dask.array as da
     except ImportError:  # pragma: no cover - exercised only without dask
         raise ImportError(
-            "backend='dask' needs dask: pip install 'spectralink[dask]' (dask[array], "
-            "distributed)."
+            "backend='dask' needs dask: pip install 'spectralink[dask]' (dask[array], distributed)."
         ) from None
     return dask, da
 
 
-def is_dask_array(X) -> bool:
+def is_dask_array(X: ArrayLike) -> bool:
     return type(X).__module__.startswith("dask.")
 
 
-def as_dask_array(X, chunk_size: int = DEFAULT_CHUNK):
+def as_dask_array(X: ArrayLike, chunk_size: int = DEFAULT_CHUNK) -> da.Array:
     """``X`` as a dask array chunked by rows only (whole rows per block)."""
     _, da = _import_dask()
     if not is_dask_array(X):
@@ -72,7 +79,7 @@ def _nearest_blocks(X, U: np.ndarray, r: int):
     dask, da = _import_dask()
     X = as_dask_array(X)
     blocks = X.to_delayed().ravel()
-    parts = [dask.delayed(_nearest_block, nout=4)(b, U, r) for b in blocks]
+    parts = [dask.delayed(nearest_block, nout=4)(b, U, r) for b in blocks]
     rows = X.chunks[0]
     ind = da.concatenate(
         [da.from_delayed(t[0], (m, r), dtype=np.int64) for t, m in zip(parts, rows, strict=True)]
@@ -85,7 +92,9 @@ def _nearest_blocks(X, U: np.ndarray, r: int):
     return ind, sq, s1, s2
 
 
-def dask_landmark_code(X, U: np.ndarray, r: int, sigma: float | None, sigma_rule: str):
+def dask_landmark_code(
+    X: ArrayLike, U: np.ndarray, r: int, sigma: float | None, sigma_rule: str
+) -> tuple:
     """Nearest landmarks, eq. 3 weights, degrees and ``Z Z^T`` of a dask ``X``.
 
     Returns ``(ind, w, degrees, ZZt, sigma)``: ``ind`` and ``w`` are dask arrays
@@ -101,26 +110,26 @@ def dask_landmark_code(X, U: np.ndarray, r: int, sigma: float | None, sigma_rule
     w = sq.map_blocks(gaussian_code_weights, sigma, dtype=np.float64)
     ind, w = dask.persist(ind, w)
     ib, wb = ind.to_delayed().ravel(), w.to_delayed().ravel()
-    deg = [dask.delayed(_degree_block)(i, x, p) for i, x in zip(ib, wb, strict=True)]
-    gram = [dask.delayed(_gram_block)(i, x, p) for i, x in zip(ib, wb, strict=True)]
+    deg = [dask.delayed(degree_block)(i, x, p) for i, x in zip(ib, wb, strict=True)]
+    gram = [dask.delayed(gram_block)(i, x, p) for i, x in zip(ib, wb, strict=True)]
     d, G = dask.compute(dask.delayed(sum)(deg), dask.delayed(sum)(gram))
     return ind, w, np.asarray(d, dtype=np.float64), np.asarray(G), float(sigma)
 
 
-def dask_encode(X, graph, *, chunk_size: int = DEFAULT_CHUNK):
+def dask_encode(X: ArrayLike, graph: LandmarkGraph, *, chunk_size: int = DEFAULT_CHUNK) -> tuple:
     """Code of new points (dask arrays ``ind``, ``w``) against a fitted landmark graph."""
     ind, sq, _, _ = _nearest_blocks(X, graph.landmarks, graph.nearest.shape[1])
     return ind, sq.map_blocks(gaussian_code_weights, graph.sigma, dtype=np.float64)
 
 
-def dask_embed(ind, w, M: np.ndarray):
+def dask_embed(ind: ArrayLike, w: ArrayLike, M: np.ndarray) -> da.Array:
     """``Z^T M`` as a dask array (n x m), block by block."""
     M = np.asarray(M, dtype=np.float64)
     return ind.map_blocks(
-        _embed_block, w, M, chunks=(ind.chunks[0], (M.shape[1],)), dtype=np.float64
+        embed_block, w, M, chunks=(ind.chunks[0], (M.shape[1],)), dtype=np.float64
     )
 
 
-def take_rows(a, idx: np.ndarray) -> np.ndarray:
+def take_rows(a: ArrayLike, idx: np.ndarray) -> np.ndarray:
     """Rows ``idx`` of a dask array, gathered to the client (a few labelled points)."""
     return np.asarray(a[np.asarray(idx)].compute())

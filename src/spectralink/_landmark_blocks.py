@@ -63,7 +63,7 @@ def sparse_code(nearest: np.ndarray, weights: np.ndarray, n_landmarks: int) -> s
     )
 
 
-def _nearest_block(Xc: np.ndarray, U: np.ndarray, r: int) -> tuple:
+def nearest_block(Xc: np.ndarray, U: np.ndarray, r: int) -> tuple:
     """r nearest landmarks of the rows of one chunk, plus sums of all n x p distances.
 
     Returns ``(ind (m, r), sqdist (m, r), sum of distances, sum of squared distances)``;
@@ -98,17 +98,17 @@ def _nearest_block(Xc: np.ndarray, U: np.ndarray, r: int) -> tuple:
     return ind, sq, total, total_sq
 
 
-def _gram_block(ind: np.ndarray, w: np.ndarray, p: int) -> np.ndarray:
+def gram_block(ind: np.ndarray, w: np.ndarray, p: int) -> np.ndarray:
     """``Z_c Z_c^T`` (p x p) of one chunk of columns of Z."""
     Zc = sparse_code(ind, w, p)
     return np.asarray((Zc @ Zc.T).toarray())
 
 
-def _degree_block(ind: np.ndarray, w: np.ndarray, p: int) -> np.ndarray:
+def degree_block(ind: np.ndarray, w: np.ndarray, p: int) -> np.ndarray:
     return np.bincount(ind.ravel(), weights=w.ravel(), minlength=p)
 
 
-def _embed_block(ind: np.ndarray, w: np.ndarray, M: np.ndarray) -> np.ndarray:
+def embed_block(ind: np.ndarray, w: np.ndarray, M: np.ndarray) -> np.ndarray:
     """Rows ``sum_l w[j, l] M[ind[j, l]]``: ``Z_c^T M`` without forming ``Z_c``."""
     out = np.zeros((ind.shape[0], M.shape[1]))
     for col in range(ind.shape[1]):

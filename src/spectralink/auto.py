@@ -19,18 +19,19 @@ Machine Learning 106(9-10).
 
 from __future__ import annotations
 
-import math
 import numbers
 import warnings
 from collections.abc import Callable, Sequence
+from typing import Any
 
-from sklearn.base import clone
+import numpy as np
+from sklearn.base import BaseEstimator, clone
 from sklearn.exceptions import FitFailedWarning, NotFittedError
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import StrOptions
 
+from .constraints import Constraints
 from .exceptions import DegeneratePartitionWarning, ModelSelectionWarning
-from .methods import ConstrainedClusteringMixin
+from .methods import ConstrainedFitMixin
 from .model_selection import (
     SCORER_NAMES,
     ConstraintSearchCV,
@@ -39,9 +40,9 @@ from .model_selection import (
     relative_sigmas,
 )
 from .registry import METHODS, get_method
-from .utils._validation import NON_NEGATIVE, Int
+from .utils import NON_NEGATIVE, Int, StrOptions
 
-__all__ = ["Auto", "DEFAULT_METHODS", "DEFAULT_SIGMAS", "default_methods"]
+__all__ = ["Auto", "DEFAULT_METHODS", "DEFAULT_SIGMAS", "default_methods", "method_name"]
 
 #: The constrained candidates of ``methods=None``, in grid order (NCut, the reference,
 #: always comes first). See :func:`default_methods` for the ones left out on large data.
@@ -49,15 +50,13 @@ DEFAULT_METHODS = ("ccsr", "ccskl", "lscp", "scacs", "copkmeans", "cosc")
 #: Bandwidths searched, as multiples of the default r, for candidates on a Gaussian k-NN
 #: graph (CCSR, CCSKL, LSCP).
 DEFAULT_SIGMAS = (0.5, 1.0, 2.0)
-#: COSC with k > 2 clusters joins the default candidates up to this many points. The
-#: search fits every candidate ``cv * n_repeats + 1`` times, and a k-way COSC fit costs
-#: ~3 s on 1,797 points (digits), ~6 s on 2,310 (segmentation), ~15 s on 9,298 (USPS) and
-#: minutes on 70,000 (MNIST) on one core; its selection from the constraints was
-#: measured up to segmentation's size (docs/results/model_selection).
+#: COSC with k > 2 clusters joins the default candidates up to this many points: the search
+#: fits every candidate ``cv * n_repeats + 1`` times, a k-way COSC fit grows fast with n,
+#: and its selection from the constraints was measured up to about this size (timings and
+#: selections: docs/results/model_selection/README.md).
 COSC_KWAY_MAX_SAMPLES = 2500
 #: ``n_repeats="auto"`` repeats the folds ``AUTO_REPEATS`` times up to this many points
-#: (where a fit is cheap), once above: with three fold draws Auto's ARI rose in more
-#: draws than it fell on iris, wine, breast cancer and digits (docs/results/model_selection).
+#: (where a fit is cheap), once above; why three repeats: docs/results/model_selection/README.md.
 REPEAT_MAX_SAMPLES = 2000
 AUTO_REPEATS = 3
 #: The method fitted, at its defaults, when the constraints are too few to cross-validate.
@@ -92,8 +91,19 @@ def default_methods(n_samples: int, n_clusters: int, *, precomputed: bool = Fals
     return names
 
 
-def _method_name(estimator) -> str:
-    """Registry name of an estimator's class (its class name when not registered)."""
+def method_name(estimator: BaseEstimator) -> str:
+    """Registry name of an estimator's class (its class name when not registered).
+
+    Parameters
+    ----------
+    estimator : estimator instance
+
+    Returns
+    -------
+    str
+        The :data:`spectralink.registry.METHODS` key of ``type(estimator)``, e.g.
+        ``"ccsr"``; the class name for an unregistered class.
+    """
     cls = type(estimator)
     for name, target in METHODS.items():
         if target.rsplit(":", 1)[1] == cls.__name__ and get_method(name) is cls:
@@ -117,7 +127,7 @@ def _format_params(params: dict) -> str:
     return ", ".join(f"{k}={v!r}" for k, v in params.items())
 
 
-class Auto(ConstrainedClusteringMixin):
+class Auto(ConstrainedFitMixin):
     """The method and its bandwidth chosen by cross-validation over the constraints.
 
     ``fit(X, constraints=...)`` runs :class:`~spectralink.model_selection.ConstraintSearchCV`
@@ -212,12 +222,10 @@ class Auto(ConstrainedClusteringMixin):
     Notes
     -----
     The default candidates and bandwidths were chosen by measurement
-    (``benchmarks/bench_model_selection.py``, results in ``docs/results/model_selection/``):
-    on iris, wine, breast cancer, sonar and digits with 400 and 1000 random pairs, the
-    search's choice is within 0.02 clustering error of the best of its candidates chosen
-    with the labels, and the method-by-method ablation there shows which candidates earn
-    their place. Digits with 400 pairs (three repeats of the folds, k-way COSC among the
-    candidates) costs about 80 s on one core and 46 s with ``n_jobs=2`` on two. The cost
+    (``benchmarks/bench_model_selection.py``): how close the search's choice comes to the
+    best of its candidates chosen with the labels, the method-by-method ablation that shows
+    which candidates earn their place, and Auto's time are in
+    ``docs/results/model_selection/README.md``. The cost
     is about ``(cv * n_repeats + 1)`` fits of every candidate, less where the search
     shares work: one neighbour search per ``n_neighbors``, one graph per bandwidth, one
     eigendecomposition per graph for NCut, CCSR and CCSKL. The candidates' many small
@@ -271,9 +279,9 @@ class Auto(ConstrainedClusteringMixin):
         n_se: float = 1.0,
         affinity: str = "knn",
         n_jobs: int | None = None,
-        random_state=None,
+        random_state: int | np.random.RandomState | None = None,
         verbose: int = 0,
-    ):
+    ) -> None:
         self.n_clusters = n_clusters
         self.methods = methods
         self.sigmas = sigmas
@@ -325,7 +333,25 @@ class Auto(ConstrainedClusteringMixin):
         factors = list(self.sigmas)
         return relative_sigmas(factors)  # validates: positive and finite
 
-    def _param_grid(self, n_samples: int) -> list[dict]:
+    def param_grid(self, n_samples: int) -> list[dict]:
+        """The grid the search runs on data of ``n_samples`` points.
+
+        NCut (the reference) first, then every constrained candidate (``methods``, or
+        :func:`default_methods` for this size), those whose bandwidth is searched with a
+        ``"sigma"`` entry of :func:`~spectralink.model_selection.relative_sigmas`
+        (``sigmas``). Validates ``methods`` and ``sigmas``.
+
+        Parameters
+        ----------
+        n_samples : int
+            Number of points of the data to be fitted.
+
+        Returns
+        -------
+        list of dict
+            A :class:`~spectralink.model_selection.ConstraintSearchCV` ``param_grid``;
+            every entry has an ``"estimator"`` list of one unfitted estimator.
+        """
         from .methods.ncut import NCut
 
         reference = NCut(self.n_clusters, affinity=self.affinity)
@@ -338,28 +364,29 @@ class Auto(ConstrainedClusteringMixin):
                 grid.append({"estimator": [est]})
         return grid
 
-    def _n_repeats(self, n_samples: int) -> int:
+    def n_repeats_for(self, n_samples: int) -> int:
+        """The repetitions of the folds on data of ``n_samples`` points: ``n_repeats``, or
+        for ``"auto"`` :data:`AUTO_REPEATS` up to :data:`REPEAT_MAX_SAMPLES` points and 1
+        above.
+
+        Parameters
+        ----------
+        n_samples : int
+            Number of points of the data to be fitted.
+
+        Returns
+        -------
+        int
+        """
         if self.n_repeats == "auto":
             return AUTO_REPEATS if n_samples <= REPEAT_MAX_SAMPLES else 1
         return self.n_repeats
 
     # ------------------------------------------------------------------ fit
-    def _check_params(self) -> None:
-        if isinstance(self.cv, bool) or not isinstance(self.cv, numbers.Integral) or self.cv < 2:
-            raise ValueError(f"cv must be an integer >= 2 (the number of folds), got {self.cv!r}.")
-        n_se = self.n_se
-        if (
-            isinstance(n_se, bool)
-            or not isinstance(n_se, numbers.Real)
-            or not (math.isfinite(n_se) and n_se >= 0)
-        ):
-            raise ValueError(f"n_se must be a finite number >= 0, got {n_se!r}.")
-
-    def _fit(self, X, constraints):
+    def _fit(self, X, constraints) -> Auto:
         from .methods.ncut import NCut
 
-        self._check_params()
-        grid = self._param_grid(X.shape[0])  # validates methods and sigmas up front
+        grid = self.param_grid(X.shape[0])  # validates methods and sigmas up front
         self.search_ = self.best_index_ = None
         self.best_params_ = {}
         self.best_score_ = self.reference_score_ = float("nan")
@@ -373,7 +400,7 @@ class Auto(ConstrainedClusteringMixin):
             NCut(self.n_clusters, affinity=self.affinity),
             grid,
             cv=self.cv,
-            n_repeats=self._n_repeats(X.shape[0]),
+            n_repeats=self.n_repeats_for(X.shape[0]),
             split_by=self.split_by,
             scoring=self.scoring,
             refit=False,
@@ -412,7 +439,7 @@ class Auto(ConstrainedClusteringMixin):
             if index == 0:
                 raise
             warnings.warn(
-                f"Auto's choice {_method_name(results['params'][index]['estimator'])} "
+                f"Auto's choice {method_name(results['params'][index]['estimator'])} "
                 f"failed on all the constraints ({type(exc).__name__}: {exc}); fitted NCut, "
                 "the reference, instead.",
                 ModelSelectionWarning,
@@ -428,18 +455,18 @@ class Auto(ConstrainedClusteringMixin):
         self.best_score_ = float(results["mean_test_score"][index])
         return self
 
-    def _refit(self, estimator, X, constraints) -> None:
+    def _refit(self, estimator: BaseEstimator, X: Any, constraints: Constraints) -> None:
         with warnings.catch_warnings():
             # Auto's own fit reports a degenerate partition once, under its name
             warnings.simplefilter("ignore", DegeneratePartitionWarning)
             estimator.fit(X, constraints=constraints)
         self.best_estimator_ = estimator
-        self.best_method_ = _method_name(estimator)
+        self.best_method_ = method_name(estimator)
         self.labels_ = estimator.labels_
 
-    def predict(self, X):
+    def predict(self, X: Any) -> np.ndarray:
         """Cluster labels of new points: ``best_estimator_.predict(X)`` (see
-        :meth:`spectralink.methods.ConstrainedClusteringMixin.predict`)."""
+        :meth:`spectralink.methods.AffinityGraphMixin.predict`)."""
         if not hasattr(self, "best_estimator_"):
             raise NotFittedError(f"this {type(self).__name__} is not fitted; call fit first.")
         return self.best_estimator_.predict(X)

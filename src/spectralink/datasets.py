@@ -17,6 +17,7 @@ stored as ``breast_cancer.npz``.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -148,7 +149,7 @@ def _file_for(name: str, data_home_) -> Path:
 def load_subset(
     name: str,
     *,
-    classes=None,
+    classes: Sequence | None = None,
     per_class: int | None = None,
     data_home: str | os.PathLike | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:

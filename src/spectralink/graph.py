@@ -17,6 +17,7 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 from scipy.sparse.csgraph import connected_components
 
 from .exceptions import DisconnectedGraphWarning
@@ -46,13 +47,14 @@ __all__ = [
     "sigma_grid",
 ]
 
+
 def kneighbors_query(
     X_fit: np.ndarray,
     X_new: np.ndarray,
     n_neighbors: int,
     *,
     method: str = "auto",
-    random_state=None,
+    random_state: int | np.random.RandomState | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Distances and indices of the ``n_neighbors`` rows of ``X_fit`` nearest to each row of
     ``X_new`` (the out-of-sample counterpart of :func:`kneighbors`).
@@ -129,11 +131,14 @@ def gaussian_knn_graph(dist: np.ndarray, ind: np.ndarray, sigma: float) -> sp.cs
         raise ValueError(f"sigma must be positive and finite, got {sigma!r}.")
     n, k = ind.shape
     rows = np.repeat(np.arange(n), k)
-    vals = gaussian_weights(dist.ravel(), sigma)
-    W = sp.csr_matrix((vals, (rows, ind.ravel())), shape=(n, n))
+    cols = ind.ravel()
+    # a point found among its own neighbours is no edge; dropped before the matrix is built
+    # (setdiag on a CSR matrix changes its sparsity structure, which older SciPy warns about)
+    off = rows != cols
+    vals = gaussian_weights(dist.ravel()[off], sigma)
+    W = sp.csr_matrix((vals, (rows[off], cols[off])), shape=(n, n))
     # "or" symmetrisation: an edge found from either end gets the same Gaussian weight
     W = W.maximum(W.T).tocsr()
-    W.setdiag(0)
     W.eliminate_zeros()
     W.sort_indices()
     return W
@@ -145,7 +150,7 @@ def knn_affinity(
     sigma: float | None = None,
     *,
     method: str = "auto",
-    random_state=None,
+    random_state: int | np.random.RandomState | None = None,
 ) -> sp.csr_matrix:
     """Symmetric "or" k-NN graph with Gaussian weights (sparse CSR, zero diagonal).
 
@@ -170,7 +175,7 @@ def knn_affinity(
     return gaussian_knn_graph(dist, ind, sigma)
 
 
-def check_affinity(A, *, name: str = "affinity") -> sp.csr_matrix:
+def check_affinity(A: ArrayLike, *, name: str = "affinity") -> sp.csr_matrix:
     """Validate a precomputed affinity and return it as float64 CSR with zero diagonal.
 
     Raises ``ValueError`` unless ``A`` is square, finite, non-negative and symmetric.
@@ -289,7 +294,7 @@ def adaptive_knn_affinity(
     n_neighbors: int = 10,
     *,
     method: str = "auto",
-    random_state=None,
+    random_state: int | np.random.RandomState | None = None,
     ann_threshold: int = ANN_THRESHOLD,
 ) -> sp.csr_matrix:
     """Symmetric k-NN graph with adaptive Gaussian weights (Bühler & Hein 2009).
@@ -361,7 +366,7 @@ def knn_cross_affinity(
     sigma: float,
     *,
     method: str = "auto",
-    random_state=None,
+    random_state: int | np.random.RandomState | None = None,
 ) -> tuple[sp.csr_matrix, np.ndarray]:
     """Edges from new points to the training points of a :func:`knn_affinity` graph.
 
@@ -388,7 +393,7 @@ def adaptive_knn_cross_affinity(
     scales: np.ndarray,
     *,
     method: str = "auto",
-    random_state=None,
+    random_state: int | np.random.RandomState | None = None,
 ) -> tuple[sp.csr_matrix, np.ndarray]:
     """Edges from new points to the training points of an :func:`adaptive_knn_affinity` graph.
 
@@ -412,7 +417,7 @@ def adaptive_knn_cross_affinity(
     return _cross_csr(np.maximum(own, theirs), ind, X_fit.shape[0]), ind[:, 0]
 
 
-def check_cross_affinity(A, n_fit: int) -> sp.csr_matrix:
+def check_cross_affinity(A: ArrayLike, n_fit: int) -> sp.csr_matrix:
     """Validate precomputed affinities of new points to ``n_fit`` training points.
 
     ``A`` is dense or sparse of shape ``(n_new, n_fit)``, finite and non-negative; it is

@@ -24,16 +24,17 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.linalg as la
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 from sklearn.utils import check_random_state
 
 from ._landmark_blocks import (
     DEFAULT_CHUNK,
     SIGMA_RULES,
-    _degree_block,
-    _embed_block,
-    _gram_block,
-    _nearest_block,
+    degree_block,
+    embed_block,
     gaussian_code_weights,
+    gram_block,
+    nearest_block,
     sigma_from_rule,
     sparse_code,
 )
@@ -56,6 +57,7 @@ __all__ = [
     "sigma_from_rule",
     "sparse_code",
 ]
+
 
 @dataclass
 class LandmarkGraph:
@@ -129,11 +131,11 @@ class LandmarkGraph:
 
 # ------------------------------------------------------------------ landmark choice
 def select_landmarks(
-    X,
+    X: ArrayLike,
     n_landmarks: int,
     *,
     init: str = "random",
-    random_state=None,
+    random_state: int | np.random.RandomState | None = None,
     kmeans_sample: int = 20_000,
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """Choose ``p`` landmarks: random data points (LSC-R, SCACS) or k-means centres (LSC-K).
@@ -196,7 +198,7 @@ def nearest_landmarks(
     sq = np.empty((n, n_nearest))
     s1 = s2 = 0.0
     for sl in _chunks(n, chunk_size):
-        ind[sl], sq[sl], a, b = _nearest_block(X[sl], landmarks, n_nearest)
+        ind[sl], sq[sl], a, b = nearest_block(X[sl], landmarks, n_nearest)
         s1 += a
         s2 += b
     return ind, sq, s1 / (n * p), s2 / (n * p)
@@ -208,7 +210,7 @@ def landmark_degrees(
     """``d = Z 1_n``: every landmark's total weight."""
     d = np.zeros(n_landmarks)
     for sl in _chunks(nearest.shape[0], chunk_size):
-        d += _degree_block(nearest[sl], weights[sl], n_landmarks)
+        d += degree_block(nearest[sl], weights[sl], n_landmarks)
     return d
 
 
@@ -218,7 +220,7 @@ def landmark_gram(
     """``Z Z^T`` (p x p, dense), accumulated over chunks of points."""
     G = np.zeros((n_landmarks, n_landmarks))
     for sl in _chunks(nearest.shape[0], chunk_size):
-        G += _gram_block(nearest[sl], weights[sl], n_landmarks)
+        G += gram_block(nearest[sl], weights[sl], n_landmarks)
     return G
 
 
@@ -233,11 +235,13 @@ def embed(
     M = np.asarray(M, dtype=np.float64)
     out = np.empty((nearest.shape[0], M.shape[1]))
     for sl in _chunks(nearest.shape[0], chunk_size):
-        out[sl] = _embed_block(nearest[sl], weights[sl], M)
+        out[sl] = embed_block(nearest[sl], weights[sl], M)
     return out
 
 
-def encode(X, graph: LandmarkGraph, *, chunk_size: int = DEFAULT_CHUNK):
+def encode(
+    X: ArrayLike, graph: LandmarkGraph, *, chunk_size: int = DEFAULT_CHUNK
+) -> tuple[np.ndarray, np.ndarray]:
     """Sparse code (nearest landmarks, eq. 3 weights) of new points with a fitted graph."""
     if _is_dask(X):
         from ._dask import dask_encode
@@ -254,14 +258,14 @@ def _is_dask(X) -> bool:
 
 # ------------------------------------------------------------------ the graph
 def build_landmark_graph(
-    X,
+    X: ArrayLike,
     n_landmarks: int = 500,
     n_nearest: int = 3,
     *,
     init: str = "random",
     sigma: float | None = None,
     sigma_rule: str = "mean_distance",
-    random_state=None,
+    random_state: int | np.random.RandomState | None = None,
     chunk_size: int = DEFAULT_CHUNK,
 ) -> LandmarkGraph:
     """Landmarks, sparse code ``Z`` (eq. 3), degrees and ``S_hat`` in one chunked pass.

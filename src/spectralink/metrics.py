@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 from scipy.optimize import linear_sum_assignment
 from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
 
@@ -48,7 +49,7 @@ def _check_pair(y_true, y_pred) -> tuple[np.ndarray, np.ndarray]:
     return y_true, y_pred
 
 
-def contingency_matrix(y_true, y_pred) -> np.ndarray:
+def contingency_matrix(y_true: ArrayLike, y_pred: ArrayLike) -> np.ndarray:
     """Counts ``C[i, j]`` of points of class ``i`` in cluster ``j`` (classes and clusters in
     sorted order), dense int64 of shape (n_classes, n_clusters)."""
     y_true, y_pred = _check_pair(y_true, y_pred)
@@ -94,7 +95,7 @@ def _nmi(C: np.ndarray) -> float:
     return float(mi / ((_entropy(a) + _entropy(b)) / 2.0))
 
 
-def partition_scores(y_true, y_pred) -> dict[str, float]:
+def partition_scores(y_true: ArrayLike, y_pred: ArrayLike) -> dict[str, float]:
     """:func:`clustering_error`, :func:`majority_vote_error`, :func:`adjusted_rand_score` and
     :func:`normalized_mutual_info_score` (arithmetic normalisation) from one contingency
     table: the same values (to rounding), without scikit-learn's per-call input checks,
@@ -111,7 +112,7 @@ def partition_scores(y_true, y_pred) -> dict[str, float]:
     }
 
 
-def clustering_error(y_true, y_pred) -> float:
+def clustering_error(y_true: ArrayLike, y_pred: ArrayLike) -> float:
     """Fraction of points misclassified under the best cluster-to-class matching.
 
     The matching is one-to-one (Hungarian algorithm on the contingency table); when the
@@ -123,7 +124,7 @@ def clustering_error(y_true, y_pred) -> float:
     return float(1.0 - C[rows, cols].sum() / len(y_true))
 
 
-def majority_vote_error(y_true, y_pred) -> float:
+def majority_vote_error(y_true: ArrayLike, y_pred: ArrayLike) -> float:
     """Fraction of points whose class differs from the majority class of their cluster.
 
     Several clusters may take the same class, so this is at most :func:`clustering_error`.
@@ -133,7 +134,7 @@ def majority_vote_error(y_true, y_pred) -> float:
     return float(1.0 - C.max(axis=0).sum() / len(y_true))
 
 
-def normalized_cut(W, labels) -> float:
+def normalized_cut(W: ArrayLike, labels: ArrayLike) -> float:
     """Normalized multi-cut ``sum_l cut(C_l, V \\ C_l) / vol(C_l)`` of ``labels`` on ``W``.
 
     ``vol`` is the sum of degrees. Clusters of zero volume contribute 0 if their cut is 0
@@ -157,14 +158,14 @@ def normalized_cut(W, labels) -> float:
     return float(terms.sum())
 
 
-def violated_fraction(labels, constraints: Constraints) -> float:
+def violated_fraction(labels: ArrayLike, constraints: Constraints) -> float:
     """Fraction of the constraints that ``labels`` violates (0 when there are none)."""
     if len(constraints) == 0:
         return 0.0
     return float(np.mean(constraints.violated(labels)))
 
 
-def chance_violated_fraction(labels, constraints: Constraints) -> float:
+def chance_violated_fraction(labels: ArrayLike, constraints: Constraints) -> float:
     """Share of ``constraints`` that a partition unrelated to them would violate.
 
     The expectation when the pairs fall on random points of a partition with the cluster
@@ -180,7 +181,7 @@ def chance_violated_fraction(labels, constraints: Constraints) -> float:
 
 
 def unrequested_small_clusters(
-    labels, constraints: Constraints, min_size: int
+    labels: ArrayLike, constraints: Constraints, min_size: int
 ) -> list[tuple[int, int]]:
     """``(label, size)`` of the clusters under ``min_size`` points that no cannot-link asks for.
 
@@ -203,7 +204,9 @@ def unrequested_small_clusters(
     return [(c, s) for c, s in small if len(linked.get(c, ())) < others]
 
 
-def clearly_fewer_violations(labels, reference, constraints: Constraints) -> bool:
+def clearly_fewer_violations(
+    labels: ArrayLike, reference: ArrayLike, constraints: Constraints
+) -> bool:
     """Whether ``labels`` violates clearly fewer of ``constraints`` than ``reference`` does.
 
     "Clearly": by more than two binomial standard errors of the reference's violated
@@ -225,7 +228,7 @@ VIOLATION_WARN_RATIO = 0.5
 
 
 def partition_diagnostics(
-    labels, constraints: Constraints, n_clusters: int, *, check_violations: bool = True
+    labels: ArrayLike, constraints: Constraints, n_clusters: int, *, check_violations: bool = True
 ) -> list[str]:
     """Why a fitted partition looks degenerate; an empty list when it does not.
 

@@ -47,6 +47,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .parallel import limit_threads, n_threads
 from .progress import current_stage, stage
@@ -124,15 +125,15 @@ class SearchInfo:
 
 # --------------------------------------------------------------------------- public API
 def kneighbors(
-    X,
+    X: ArrayLike,
     n_neighbors: int,
     *,
     method: str = "auto",
-    random_state=None,
+    random_state: int | np.random.RandomState | None = None,
     ann_threshold: int = ANN_THRESHOLD,
     target_recall: float = TARGET_RECALL,
     return_info: bool = False,
-):
+) -> tuple:
     """Distances and indices of the ``n_neighbors`` nearest neighbours of every row.
 
     Parameters
@@ -200,7 +201,7 @@ def kneighbors(
 
 
 def search(
-    queries, data, n_neighbors: int, *, squared: bool = False
+    queries: ArrayLike, data: ArrayLike, n_neighbors: int, *, squared: bool = False
 ) -> tuple[np.ndarray, np.ndarray]:
     """Exact ``n_neighbors`` nearest rows of ``data`` to every row of ``queries``.
 
@@ -216,9 +217,7 @@ def search(
     """
     Q, B = _check_X(queries), _check_X(data)
     if Q.shape[1] != B.shape[1]:
-        raise ValueError(
-            f"queries have {Q.shape[1]} features but data has {B.shape[1]}."
-        )
+        raise ValueError(f"queries have {Q.shape[1]} features but data has {B.shape[1]}.")
     if not 1 <= n_neighbors <= B.shape[0]:
         raise ValueError(
             f"n_neighbors={n_neighbors} must be between 1 and the number of data rows "
@@ -250,9 +249,7 @@ def _import_faiss():
     try:
         import faiss
     except ImportError as exc:  # pragma: no cover - faiss-cpu is a dependency
-        raise ImportError(
-            "neighbour search needs faiss: pip install faiss-cpu"
-        ) from exc
+        raise ImportError("neighbour search needs faiss: pip install faiss-cpu") from exc
     return faiss
 
 
@@ -348,7 +345,9 @@ def round_distances(d2: np.ndarray, bits: int = TIE_BITS) -> np.ndarray:
     return np.where(finite, ((raw + half) & mask).view(np.float64), d2)
 
 
-def rerank(Q, B, cand: np.ndarray, n_threads_: int = 1) -> tuple[np.ndarray, np.ndarray]:
+def rerank(
+    Q: ArrayLike, B: ArrayLike, cand: np.ndarray, n_threads_: int = 1
+) -> tuple[np.ndarray, np.ndarray]:
     """Float64 squared distances from ``Q[i]`` to ``B[cand[i]]``, rounded by
     :func:`round_distances`; rows sorted ascending with ties by the smaller index (``-1``, a
     missing candidate, sorts last). Returns ``(sqdist, ind)``."""
@@ -464,7 +463,12 @@ def _approximate(X: np.ndarray, k: int, random_state, target_recall: float):
         cand = _search_cells(faiss, Xf, cell, sizes, order, p_cell, c, current_stage())
         sq, ind = _drop_self(*rerank(X, X, cand, t), k)
     info = SearchInfo(
-        "approximate", recall, t, n_lists=nlist, n_probe=p, candidates=cost / n / n,
+        "approximate",
+        recall,
+        t,
+        n_lists=nlist,
+        n_probe=p,
+        candidates=cost / n / n,
         sample_size=m,
     )
     return np.sqrt(sq), ind, info
@@ -483,8 +487,13 @@ def _train_cells(faiss, Xf: np.ndarray, nlist: int, rng) -> np.ndarray:
     m = min(n, 32 * nlist)
     sample = Xf[np.sort(rng.choice(n, size=m, replace=False))] if m < n else Xf
     km = faiss.Kmeans(
-        Xf.shape[1], nlist, niter=10, seed=_seed(rng), max_points_per_centroid=m,
-        min_points_per_centroid=1, verbose=False,
+        Xf.shape[1],
+        nlist,
+        niter=10,
+        seed=_seed(rng),
+        max_points_per_centroid=m,
+        min_points_per_centroid=1,
+        verbose=False,
     )
     km.train(sample)
     return np.ascontiguousarray(km.centroids, dtype=np.float32)

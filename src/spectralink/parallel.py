@@ -60,7 +60,7 @@ def _check_n_jobs(n_jobs) -> int | None:
     return n_jobs
 
 
-def set_config(*, n_jobs=_UNSET) -> None:
+def set_config(*, n_jobs: int | None = _UNSET) -> None:
     """Set the library's parallelism.
 
     Parameters
@@ -81,7 +81,7 @@ def get_config() -> dict:
 
 
 @contextlib.contextmanager
-def config_context(*, n_jobs=_UNSET) -> Iterator[None]:
+def config_context(*, n_jobs: int | None = _UNSET) -> Iterator[None]:
     """:func:`set_config` for the duration of a ``with`` block, in this thread only."""
     new = get_config()
     if n_jobs is not _UNSET:

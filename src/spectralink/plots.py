@@ -10,10 +10,19 @@ from __future__ import annotations
 import io
 import os
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from .experiments import atomic_write, summarize
+from .experiments import summarize
+from .io import atomic_write
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+    from sklearn.base import BaseEstimator
+
+    from .constraints import Constraints
 
 __all__ = ["METRIC_LABELS", "embedding_2d", "plot_clustering", "plot_metric_curves"]
 
@@ -38,7 +47,7 @@ def plot_metric_curves(
     xlabel: str = "number of constraints",
     log_x: bool = False,
     dpi: int = 120,
-):
+) -> Figure:
     """Mean of ``metric`` vs number of constraints, one line per method, ± std band.
 
     The shaded band is ±1 sample standard deviation over the constraint draws (the
@@ -160,7 +169,7 @@ def _nontrivial_columns(E: np.ndarray) -> np.ndarray:
     return E[:, keep]
 
 
-def embedding_2d(estimator, X) -> tuple[np.ndarray, tuple[str, str]]:
+def embedding_2d(estimator: BaseEstimator, X: ArrayLike) -> tuple[np.ndarray, tuple[str, str]]:
     """Two coordinates per point to draw a clustering in, and their axis labels.
 
     The first two nontrivial coordinates of the fitted spectral embedding
@@ -201,16 +210,16 @@ def embedding_2d(estimator, X) -> tuple[np.ndarray, tuple[str, str]]:
 
 
 def plot_clustering(
-    coords,
-    labels,
-    constraints=None,
+    coords: ArrayLike,
+    labels: ArrayLike,
+    constraints: Constraints = None,
     path: str | os.PathLike | None = None,
     *,
     axis_labels: tuple[str, str] = ("", ""),
     title: str | None = None,
     max_pairs: int = 2000,
     dpi: int = 120,
-):
+) -> Figure:
     """Points coloured by cluster; must-links as solid lines, cannot-links dashed.
 
     Parameters

@@ -29,7 +29,9 @@ PROGRESS_DELAY = 2.0
 class Stage:
     """A running stage: advance its progress bar with :meth:`update`, add a ``detail``."""
 
-    def __init__(self, name: str, total: int | None = None, unit: str = "it", active=True):
+    def __init__(
+        self, name: str, total: int | None = None, unit: str = "it", active: bool = True
+    ) -> None:
         self.name = name
         self.detail = ""
         self.nested = 0.0  # seconds spent in stages inside this one
@@ -41,8 +43,14 @@ class Stage:
             # disable=None: no bar when stderr is not a terminal (a log file)
             fmt = "{desc}: {elapsed}" if total is None and unit == "it" else None
             self._bar = tqdm(
-                total=total, desc=name, unit=unit, delay=PROGRESS_DELAY, leave=False,
-                dynamic_ncols=True, bar_format=fmt, disable=None,
+                total=total,
+                desc=name,
+                unit=unit,
+                delay=PROGRESS_DELAY,
+                leave=False,
+                dynamic_ncols=True,
+                bar_format=fmt,
+                disable=None,
             )
             # redraw once a second after the delay, so that the elapsed time moves also
             # for stages that report no progress units

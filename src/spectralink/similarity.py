@@ -23,12 +23,13 @@ import numbers
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 
-from .constraints import as_constraints
+from .constraints import Constraints, as_constraints
 from .graph import sigma_from_distances
 from .neighbors import kneighbors
 from .solvers.simplex_qp import simplex_qp
-from .utils._validation import check_features
+from .utils import check_features
 
 __all__ = ["learn_similarity", "local_gram", "pair_values"]
 
@@ -112,14 +113,14 @@ def _check_positive(value, name: str, *, allow_zero: bool = False) -> float:
 
 
 def learn_similarity(
-    X,
-    constraints=None,
+    X: ArrayLike,
+    constraints: Constraints = None,
     n_neighbors: int = 10,
     lam: float = 0.1,
     mu: float = 0.1,
     sigma: float | None = None,
     kernel: str = "gaussian",
-    random_state=None,
+    random_state: int | np.random.RandomState | None = None,
     *,
     neighbors: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> sp.csr_matrix:
@@ -207,7 +208,11 @@ def learn_similarity(
     for start in range(0, n, batch):
         sl = slice(start, min(start + batch, n))
         G = local_gram(
-            X, ind[sl], dist[sl], centers=np.arange(sl.start, sl.stop), kernel=kernel,
+            X,
+            ind[sl],
+            dist[sl],
+            centers=np.arange(sl.start, sl.stop),
+            kernel=kernel,
             sigma=sigma if sigma else 1.0,
         )
         # eq. 8 without the common factor 2, which leaves the minimiser unchanged

@@ -68,7 +68,7 @@ def laplacian_eigenvectors(
     *,
     solver: str = "auto",
     tol: float = 1e-8,
-    random_state=None,
+    random_state: int | np.random.RandomState | None = None,
     check_connected: bool = True,
     n_clusters: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -171,6 +171,7 @@ def _laplacian_eigenvectors(W, n_components, solver, tol, random_state):
     lam = np.clip(1.0 - mu, 0.0, 2.0)
     order = np.argsort(lam, kind="stable")
     return lam[order], sign_flip(V[:, order])
+
 
 # --------------------------------------------------------------------------- sharing
 #: ``(seed, max_bytes)`` of the innermost :func:`shared_eigenvectors` block (None: no sharing)
@@ -306,7 +307,7 @@ def _arpack(S, d, m, tol, random_state):
     return np.concatenate([np.ones(c), mu[::-1]]), np.hstack([U, V[:, ::-1]])
 
 
-def amg_preconditioner(L: sp.spmatrix, shift: float):
+def amg_preconditioner(L: sp.spmatrix, shift: float) -> object | None:
     """Smoothed-aggregation AMG preconditioner of ``L + shift I`` (``None`` without PyAMG).
 
     The shift keeps the hierarchy well defined on a singular Laplacian. "local" Jacobi
@@ -360,7 +361,7 @@ def kmeans_rows(
     *,
     normalize: bool = False,
     n_init: int = 10,
-    random_state=None,
+    random_state: int | np.random.RandomState | None = None,
 ) -> np.ndarray:
     """k-means (scikit-learn, k-means++) on the rows of an embedding; returns labels.
 
@@ -442,7 +443,11 @@ def nystrom_extension(
 
 
 def njw_clustering(
-    W: sp.spmatrix, n_clusters: int, *, n_init: int = 10, random_state=None
+    W: sp.spmatrix,
+    n_clusters: int,
+    *,
+    n_init: int = 10,
+    random_state: int | np.random.RandomState | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Ng-Jordan-Weiss clustering of ``W``: ``(eigenvalues, embedding, labels)``.
 
@@ -468,7 +473,7 @@ def constrained_fiedler(
     g: np.ndarray,
     cl: tuple | None = None,
     *,
-    random_state=None,
+    random_state: int | np.random.RandomState | None = None,
     tol: float = 1e-4,
     maxiter: int = 2000,
     strict: bool = False,

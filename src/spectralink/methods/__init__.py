@@ -1,11 +1,20 @@
 """Estimators, one module per method, on the fit contract of :mod:`._base`.
 
+:class:`ConstrainedFitMixin` is the fit contract (validation, constraints, diagnostics,
+``n_violated_``); :class:`AffinityGraphMixin` the graph a method clusters and ``predict``
+through it; :class:`ConstrainedClusteringMixin` both, the base of the graph methods.
 The name -> class table that commands and ``get_method`` read is :mod:`spectralink.registry`.
 What the floors above share with the methods is public here.
 """
 
 from __future__ import annotations
 
-from ._base import ConstrainedClusteringMixin, shareable_knn_graph
+from ._base import ConstrainedFitMixin
+from ._graph import AffinityGraphMixin, ConstrainedClusteringMixin, shareable_knn_graph
 
-__all__ = ["ConstrainedClusteringMixin", "shareable_knn_graph"]
+__all__ = [
+    "AffinityGraphMixin",
+    "ConstrainedClusteringMixin",
+    "ConstrainedFitMixin",
+    "shareable_knn_graph",
+]

@@ -18,18 +18,20 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from sklearn.utils._param_validation import StrOptions
+from numpy.typing import ArrayLike
+from sklearn.utils.validation import check_array
 
 from ..constraints import Constraints
 from ..metrics import clearly_fewer_violations
+from ..parallel import limit_threads
 from ..solvers.ordered_nnls import OrderedNNLSResult, ordered_design, ordered_nnls
 from ..spectral import cluster_means, kmeans_rows, laplacian_eigenvectors, normalize_rows
-from ..utils._validation import NON_NEGATIVE, Int
-from ._base import COMMON_CONSTRAINTS, ConstrainedClusteringMixin
+from ..utils import NON_NEGATIVE, Int, StrOptions
+from ._base import COMMON_CONSTRAINTS, ConstraintsLike
+from ._graph import ConstrainedClusteringMixin
 from .ccsr import (
     check_n_components,
     check_normalize_rows,
-    check_shrinkage,
     projector_scale,
     shrinkage_weight,
 )
@@ -150,7 +152,7 @@ class CCSKL(ConstrainedClusteringMixin):
     ``betas_^{1/2}``, normalises the rows when the fit did, and assigns the nearest
     k-means centre; as in :class:`~spectralink.CCSR`, a weighted vote of the neighbours'
     labels replaces it when an eigenvalue ``1 - lambda`` of an eigenvector with
-    ``beta > 0`` is below ``methods._base.NYSTROM_MIN_EIGENVALUE``. With
+    ``beta > 0`` is below ``methods._graph.NYSTROM_MIN_EIGENVALUE``. With
     ``affinity="knn"`` the model keeps a reference to the training features (n x
     n_features floats, also pickled); with ``"precomputed"`` ``predict`` takes affinities
     of shape (n_new, n_train).
@@ -180,8 +182,8 @@ class CCSKL(ConstrainedClusteringMixin):
         n_init: int = 10,
         shrinkage: str | float = "auto",
         normalize_rows: str | bool = "auto",
-        random_state=None,
-    ):
+        random_state: int | np.random.RandomState | None = None,
+    ) -> None:
         self.n_clusters = n_clusters
         self.n_components = n_components
         self.affinity = affinity
@@ -204,9 +206,40 @@ class CCSKL(ConstrainedClusteringMixin):
         self._fit_embedding(F, constraints)
         return self
 
+    def fit_embedding(self, F: ArrayLike, constraints: ConstraintsLike | None = None) -> CCSKL:
+        """Fit from precomputed eigenvectors of the graph: every step of ``fit`` after them.
+
+        The way to share one eigendecomposition among several fits (other constraints,
+        parameters, or CCSR). The parameters, ``F`` and the constraints are validated as
+        in ``fit``, and ``n_violated_`` and the degenerate-partition warning are as after
+        ``fit``. ``predict`` needs the graph, hence ``fit``.
+
+        Parameters
+        ----------
+        F : array-like of shape (n_samples, m)
+            Eigenvectors of the normalized Laplacian of the graph for its ``m`` smallest
+            eigenvalues, in ascending order (what ``fit`` computes with
+            :func:`spectralink.spectral.laplacian_eigenvectors`, kept as
+            ``eigenvectors_``); ``m`` takes the place of ``n_components``.
+        constraints : Constraints or (must_link, cannot_link) pair, default=None
+            Pairwise constraints over the rows of ``F``.
+
+        Returns
+        -------
+        self
+        """
+        self._check_params()
+        F = check_array(F, dtype=np.float64)
+        cons = self._constraints_for(F.shape[0], constraints)
+        self.__dict__.pop("_graph_spec_", None)  # predict through a graph needs fit
+        with limit_threads():
+            self._fit_embedding(F, cons)
+        self._record_diagnostics(cons)
+        return self
+
     def _fit_embedding(self, F, constraints):
-        """Everything after the eigenvectors (also used by the benchmarks to share them)."""
-        shrinkage = check_shrinkage(self.shrinkage)
+        """Everything after the eigenvectors (parameters and constraints validated)."""
+        shrinkage = "auto" if self.shrinkage == "auto" else float(self.shrinkage)
         m = F.shape[1]
         if constraints.is_empty:
             self.betas_ = (np.arange(m) < self.n_clusters).astype(np.float64)

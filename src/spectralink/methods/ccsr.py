@@ -20,22 +20,24 @@ import warnings
 
 import numpy as np
 import scipy.linalg as la
+from numpy.typing import ArrayLike
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils._param_validation import StrOptions
+from sklearn.utils.validation import check_array
 
 from ..constraints import Constraints
 from ..metrics import clearly_fewer_violations
+from ..parallel import limit_threads
 from ..solvers.psd_lstsq import PSDLstsqResult, accumulate_gram, psd_least_squares, svec
 from ..spectral import cluster_means, kmeans_rows, laplacian_eigenvectors, normalize_rows
-from ..utils._validation import NON_NEGATIVE, POSITIVE, Int
-from ._base import COMMON_CONSTRAINTS, ConstrainedClusteringMixin
+from ..utils import NON_NEGATIVE, POSITIVE, Int, StrOptions
+from ._base import COMMON_CONSTRAINTS, ConstraintsLike
+from ._graph import ConstrainedClusteringMixin
 
 __all__ = [
     "CCSR",
     "ccsr_metric",
     "check_n_components",
     "check_normalize_rows",
-    "check_shrinkage",
     "diagonal_gram",
     "projector_scale",
     "psd_sqrt",
@@ -49,7 +51,7 @@ AUTO_SHRINKAGE = 0.1
 AUTO_HALF_COUNT = 4.0
 
 
-def check_n_components(n_components, n_samples: int) -> int:
+def check_n_components(n_components: int, n_samples: int) -> int:
     """Validate the embedding order ``m`` (1 <= m <= n_samples)."""
     if isinstance(n_components, bool) or not isinstance(n_components, numbers.Integral):
         raise ValueError(f"n_components must be a positive integer, got {n_components!r}.")
@@ -60,21 +62,7 @@ def check_n_components(n_components, n_samples: int) -> int:
     return int(n_components)
 
 
-def check_shrinkage(shrinkage) -> str | float:
-    """Validate ``shrinkage``: ``"auto"`` or a finite number >= 0."""
-    if isinstance(shrinkage, str):
-        if shrinkage == "auto":
-            return shrinkage
-    elif not isinstance(shrinkage, bool) and isinstance(shrinkage, numbers.Real):
-        if np.isfinite(shrinkage) and shrinkage >= 0:
-            return float(shrinkage)
-    raise ValueError(
-        f"shrinkage must be 'auto' or a finite number >= 0 (0 is the paper's algorithm), "
-        f"got {shrinkage!r}."
-    )
-
-
-def check_normalize_rows(normalize_rows, shrinkage) -> bool:
+def check_normalize_rows(normalize_rows: str | bool, shrinkage: str | float) -> bool:
     """Resolve ``normalize_rows``: ``"auto"`` means True exactly when the fit is shrunk."""
     if isinstance(normalize_rows, str) and normalize_rows == "auto":
         return shrinkage == "auto" or shrinkage > 0
@@ -83,7 +71,7 @@ def check_normalize_rows(normalize_rows, shrinkage) -> bool:
     raise ValueError(f"normalize_rows must be 'auto', True or False, got {normalize_rows!r}.")
 
 
-def shrinkage_weight(shrinkage, n_constraints: int, n_params: int) -> float:
+def shrinkage_weight(shrinkage: str | float, n_constraints: int, n_params: int) -> float:
     """The shrinkage weight for ``n_constraints`` pairs and ``n_params`` free parameters.
 
     ``"auto"`` is ``AUTO_SHRINKAGE / (1 + n_constraints / (AUTO_HALF_COUNT * n_params))``:
@@ -126,7 +114,7 @@ def ccsr_metric(
     diag_gram: tuple | None = None,
     shrinkage: float = 0.0,
     n_clusters: int | None = None,
-    **solver_params,
+    **solver_params: float,
 ) -> PSDLstsqResult:
     """The PSD matrix ``M`` of eq. 17 for the embedding ``F`` (rows ``u_i``).
 
@@ -269,7 +257,7 @@ class CCSR(ConstrainedClusteringMixin):
     weights, :func:`spectralink.spectral.nystrom_extension`), multiplies by ``M^{1/2}``,
     normalises the rows when the fit did, and assigns the nearest k-means centre. When an
     eigenvalue of the normalized adjacency ``1 - lambda`` of an eigenvector that ``M``
-    uses is below ``methods._base.NYSTROM_MIN_EIGENVALUE`` (the extension divides by it)
+    uses is below ``methods._graph.NYSTROM_MIN_EIGENVALUE`` (the extension divides by it)
     a new point gets the weighted vote of its neighbours' labels instead. With
     ``affinity="knn"`` the model keeps a reference to the training features (n x
     n_features floats, also pickled); with ``"precomputed"`` ``predict`` takes affinities
@@ -302,8 +290,8 @@ class CCSR(ConstrainedClusteringMixin):
         tol: float = 1e-10,
         shrinkage: str | float = "auto",
         normalize_rows: str | bool = "auto",
-        random_state=None,
-    ):
+        random_state: int | np.random.RandomState | None = None,
+    ) -> None:
         self.n_clusters = n_clusters
         self.n_components = n_components
         self.affinity = affinity
@@ -327,9 +315,48 @@ class CCSR(ConstrainedClusteringMixin):
         self._fit_embedding(F, constraints)
         return self
 
+    def fit_embedding(
+        self,
+        F: ArrayLike,
+        constraints: ConstraintsLike | None = None,
+        *,
+        diag_gram: np.ndarray | None = None,
+    ) -> CCSR:
+        """Fit from precomputed eigenvectors of the graph: every step of ``fit`` after them.
+
+        The way to share one eigendecomposition among several fits (other constraints,
+        parameters, or CCSKL). The parameters, ``F`` and the constraints are validated as
+        in ``fit``, and ``n_violated_`` and the degenerate-partition warning are as after
+        ``fit``. ``predict`` needs the graph, hence ``fit``.
+
+        Parameters
+        ----------
+        F : array-like of shape (n_samples, m)
+            Eigenvectors of the normalized Laplacian of the graph for its ``m`` smallest
+            eigenvalues, in ascending order (what ``fit`` computes with
+            :func:`spectralink.spectral.laplacian_eigenvectors`, kept as
+            ``eigenvectors_``); ``m`` takes the place of ``n_components``.
+        constraints : Constraints or (must_link, cannot_link) pair, default=None
+            Pairwise constraints over the rows of ``F``.
+        diag_gram : ndarray, default=None
+            ``diagonal_gram(F)`` when already computed (it depends on ``F`` only).
+
+        Returns
+        -------
+        self
+        """
+        self._check_params()
+        F = check_array(F, dtype=np.float64)
+        cons = self._constraints_for(F.shape[0], constraints)
+        self.__dict__.pop("_graph_spec_", None)  # predict through a graph needs fit
+        with limit_threads():
+            self._fit_embedding(F, cons, diag_gram)
+        self._record_diagnostics(cons)
+        return self
+
     def _fit_embedding(self, F, constraints, diag_gram=None):
-        """Everything after the eigenvectors (also used by the benchmarks to share them)."""
-        shrinkage = check_shrinkage(self.shrinkage)
+        """Everything after the eigenvectors (parameters and constraints validated)."""
+        shrinkage = "auto" if self.shrinkage == "auto" else float(self.shrinkage)
         m = F.shape[1]
         if constraints.is_empty:
             self.M_ = unconstrained_projector(m, self.n_clusters)

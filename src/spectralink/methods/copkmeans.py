@@ -37,15 +37,15 @@ import heapq
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 from sklearn.cluster import kmeans_plusplus
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..constraints import Constraints
 from ..spectral import nearest_center
-from ..utils._validation import Int
-from ._base import COMMON_CONSTRAINTS, ConstrainedClusteringMixin
+from ..utils import Int, StrOptions
+from ._base import COMMON_CONSTRAINTS, ConstrainedFitMixin
 
 __all__ = ["COPKMeans", "InfeasibleConstraintsError", "cop_kmeans_single"]
 
@@ -176,7 +176,7 @@ def cop_kmeans_single(
     init_centers: np.ndarray,
     *,
     max_iter: int = 300,
-    random_state=None,
+    random_state: int | np.random.RandomState | None = None,
     units: _Units | None = None,
     order: str = "visiting",
 ) -> tuple[np.ndarray, np.ndarray, float, int] | None:
@@ -226,7 +226,7 @@ def _lower_inertia(best, run):
     return run
 
 
-class COPKMeans(ConstrainedClusteringMixin):
+class COPKMeans(ConstrainedFitMixin):
     """COP-KMeans: k-means whose assignments never violate a constraint.
 
     Parameters
@@ -309,8 +309,8 @@ class COPKMeans(ConstrainedClusteringMixin):
         init: str = "k-means++",
         n_init: int = 10,
         max_iter: int = 300,
-        random_state=None,
-    ):
+        random_state: int | np.random.RandomState | None = None,
+    ) -> None:
         self.n_clusters = n_clusters
         self.init = init
         self.n_init = n_init
@@ -363,7 +363,7 @@ class COPKMeans(ConstrainedClusteringMixin):
         self.assignment_order_ = order
         return self
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """Nearest fitted centre of each new point (see Notes).
 
         Parameters

@@ -3,7 +3,9 @@
 Rangapuram, S. S., & Hein, M. (2012). Constrained 1-spectral clustering. AISTATS.
 
 Implemented here (equation numbers of the paper; the solvers are in
-:mod:`spectralink.solvers.lovasz` and :mod:`spectralink.solvers.ratio_dca`):
+:mod:`spectralink.solvers.lovasz` and :mod:`spectralink.solvers.ratio_dca`, the search
+engines in :mod:`spectralink.solvers.cosc_binary` and :mod:`spectralink.solvers.cosc_kway`;
+this module is the estimator over them):
 
 * must-link merging into a reduced graph with vertex weights (Section 2.2, Lemma 2.3), and
   for two clusters the derived must-links from 2-colouring the cannot-link graph;
@@ -26,346 +28,23 @@ polished by a local search whose moves keep every cannot-link separated (``searc
 from __future__ import annotations
 
 import warnings
-from concurrent.futures import ThreadPoolExecutor
 from numbers import Integral
-from typing import NamedTuple
 
 import numpy as np
-import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Options, StrOptions
 
-from ..graph import DisconnectedGraphWarning, degrees, positive_degrees
+from ..graph import DisconnectedGraphWarning, positive_degrees
 from ..metrics import normalized_cut
 from ..parallel import limit_threads, resolve_n_jobs
-from ..solvers.constraint_graph import (
-    consistent_partition,
-    merge_colour_classes,
-    merge_vertices,
-    reduce_cannot_links,
-    restrict_cannot_links,
-)
-from ..solvers.lovasz import edge_list, optimal_threshold, penalised_ratio
-from ..solvers.ratio_dca import make_problem, ratio_dca
-from ..spectral import constrained_fiedler
-from ..utils._validation import NON_NEGATIVE, POSITIVE, Int, RealRange
-from ._base import COMMON_CONSTRAINTS, ConstrainedClusteringMixin
+from ..solvers.constraint_graph import merge_vertices, reduce_cannot_links
+from ..solvers.cosc_binary import COSCSettings, solve_binary
+from ..solvers.cosc_kway import KwaySearch
+from ..utils import NON_NEGATIVE, POSITIVE, Int, Options, RealRange, StrOptions
+from ._base import COMMON_CONSTRAINTS
+from ._graph import ConstrainedClusteringMixin
 
 __all__ = ["COSC"]
-
-
-# --------------------------------------------------------------------------- binary COSC
-class _Binary:
-    """One reduced two-cluster problem: RatioDCA runs, gamma schedules, candidates.
-
-    ``opts``: ``max_outer``, ``max_inner``, ``tol``, ``crit_tol`` (RatioDCA), ``n_jobs``
-    (threads over starts), ``n_perturbations`` and ``continue_all`` (see
-    :meth:`continuation`).
-    """
-
-    def __init__(self, W, g, cl, opts, outside=None, rng=None, edges=None):
-        self.rng = rng
-        self.edges = edge_list(W) if edges is None else edges
-        self.g = g
-        self.cl = cl
-        self.prob = make_problem(
-            self.edges, g, cl, per_edge_step=opts.get("inner_step") == "per_edge"
-        )
-        self.opts = opts
-        self.outside = outside
-        self.best = None  # (ncut, mask, f, gamma) of the best feasible split seen
-        self.feasible = {}  # every distinct feasible split seen: packed mask -> as best
-
-    def run(self, state, gamma, seed=None):
-        """One RatioDCA run at ``gamma`` from ``state``, then the perturbed restarts.
-
-        ``opts["n_perturbations"]`` (as in the authors' reference code): re-solve
-        from ``f + p range(f) N(0, I)``, ``p = 0.001, 0.011, ...``; keep a result whose
-        thresholded ``F_gamma`` is lower, stop after 5 tries in a row that are not.
-        """
-        st, thr = self._solve(state, gamma)
-        n_pert = self.opts.get("n_perturbations", 0)
-        if not n_pert or thr is None:
-            return st, thr
-        rng = np.random.default_rng(seed)
-        misses = 0
-        for p in 0.001 + 0.01 * np.arange(n_pert):
-            f = st[0]
-            trial = f + p * np.ptp(f) * rng.standard_normal(len(f))
-            st2, thr2 = self._solve((trial, None, None), gamma)
-            if thr2 is not None and thr2.value < thr.value * (1 - 1e-12):
-                st, thr, misses = st2, thr2, 0
-            else:
-                misses += 1
-                if misses >= 5:
-                    break
-        return st, thr
-
-    def _seeds(self, n):
-        """Seeds of the perturbations, drawn in order so threads stay deterministic."""
-        if not self.opts.get("n_perturbations", 0):
-            return [None] * n
-        return list(check_random_state(self.rng).randint(0, 2**31 - 1, size=n))
-
-    def _solve(self, state, gamma):
-        f, beta, v = state
-        o = self.opts
-        res = ratio_dca(
-            self.prob,
-            f,
-            gamma,
-            beta=beta,
-            v=v,
-            max_outer=o["max_outer"],
-            max_inner=o["max_inner"],
-            tol=o["tol"],
-            crit_tol=o.get("crit_tol", 1e-2),
-        )
-        thr = optimal_threshold(res.f, self.edges, self.g, self.cl, gamma, outside=self.outside)
-        return (res.f, res.beta, res.v), thr
-
-    def run_many(self, states, gamma, seeds=None):
-        """:meth:`run` on every state, in ``opts["n_jobs"]`` threads (results in order).
-
-        The FISTA kernel releases the GIL, so the independent starts run in parallel.
-        """
-        seeds = self._seeds(len(states)) if seeds is None else seeds
-        todo = [(st, gamma, sd) for st, sd in zip(states, seeds, strict=True)]
-        return _map_threads(lambda args: self.run(*args), todo, self.opts.get("n_jobs", 1))
-
-    def sweep(self, states, gamma, allowed):
-        """Run every start at ``gamma``; record feasible splits; is the best start feasible?"""
-        out, thrs = [], []
-        for st, thr in self.run_many(states, gamma):
-            out.append(st)
-            thrs.append(thr)
-            if thr is None:
-                continue
-            # the lowest-cut level set within the allowed violations, for the final choice
-            feas = optimal_threshold(
-                st[0],
-                self.edges,
-                self.g,
-                self.cl,
-                0.0,
-                outside=self.outside,
-                max_violations=allowed,
-            )
-            if feas is not None:
-                key = np.packbits(feas.mask).tobytes()
-                if key not in self.feasible or feas.value < self.feasible[key][0]:
-                    self.feasible[key] = (feas.value, feas.mask, st[0], gamma)
-                if self.best is None or feas.value < self.best[0]:
-                    self.best = (feas.value, feas.mask, st[0], gamma)
-        vals = [np.inf if t is None else t.value for t in thrs]
-        b = int(np.argmin(vals))
-        ok = thrs[b] is not None and thrs[b].n_violated <= allowed + 1e-9
-        cont = self.opts.get("continue_all", False)
-        if cont is True or (cont and len(self.g) <= cont):
-            kept = [st for st, t in zip(out, thrs, strict=True) if t is not None] or out
-        else:
-            kept = _distinct_states(out, thrs, vals)
-        return kept, ok
-
-    def continuation(self, starts, allowed, *, gamma_cap, bisection_tol=0.01, max_steps=60):
-        """Gamma from 0 (0, 0.2, doubling) until the best start is feasible, then bisection.
-
-        Every start is warm-started from its own solution at the previous gamma. With
-        ``opts["continue_all"]`` every start continues (as in the authors' code);
-        otherwise one state per distinct partition does (:func:`_distinct_states`).
-        """
-        states = [(f, None, None) for f in starts]
-        gamma = 0.0
-        new, ok = self.sweep(states, gamma, allowed)
-        if ok or self.prob.c_cl == 0:
-            return gamma
-        steps = 0
-        while not ok:
-            lo, lo_states = gamma, new
-            gamma = 0.2 if gamma == 0 else 2.0 * gamma
-            steps += 1
-            if gamma > gamma_cap or steps > max_steps:
-                return None
-            new, ok = self.sweep(lo_states, gamma, allowed)
-        hi = gamma
-        while (hi - lo) / hi >= bisection_tol and steps < max_steps:
-            mid = 0.5 * (lo + hi)
-            steps += 1
-            st, ok = self.sweep(lo_states, mid, allowed)
-            if ok:
-                hi = mid
-            else:
-                lo, lo_states = mid, st
-        return hi
-
-    def guaranteed(self, start_mask):
-        """Theorem 3.1: from a consistent ``A`` with gamma > gvol(V) NCut(A) / 4."""
-        A = np.asarray(start_mask, dtype=bool)
-        _, ncut_a, viol = penalised_ratio(A, self.edges, self.g, self.cl, 0.0)
-        if viol > 0:
-            raise ValueError("the guaranteed mode needs a consistent start partition.")
-        gamma = 1.01 * self.g.sum() * ncut_a / 4.0 + 1e-12
-        f0 = A.astype(float)
-        (f, _, _), thr = self.run((f0, None, None), gamma, self._seeds(1)[0])
-        fa, _, _ = penalised_ratio(A, self.edges, self.g, self.cl, gamma)
-        if thr is not None and thr.value < fa:
-            return thr.mask, f, gamma
-        return A, f0, gamma
-
-
-def _local_search(W, g, cl, mask, patience=0, max_passes=50):
-    """Local search on the normalized cut of a consistent bipartition.
-
-    Moves keep every cannot-link separated: one vertex outside every cannot-link changes
-    side, or both ends of a cannot-link (a matching after the derived must-links) swap
-    sides. ``patience=0``: best-improvement moves until none improves. ``patience > 0``:
-    Fiduccia-Mattheyses passes, each moving the best unlocked candidate even uphill and
-    locking what it moved, stopping ``patience`` moves after the best partition of the
-    pass, which is then restored; passes repeat while they improve. Either way the result
-    is no worse than ``mask`` and no single move improves it.
-    """
-    W = sp.csr_matrix(W)
-    mask = np.asarray(mask, dtype=bool).copy()
-    n = len(mask)
-    ci, cj = np.asarray(cl[0], np.int64), np.asarray(cl[1], np.int64)
-    free = np.ones(n, dtype=bool)
-    free[ci] = free[cj] = False
-    w_cl = np.asarray(W[ci, cj]).ravel() if len(ci) else np.zeros(0)
-    to_a = W @ mask.astype(float)  # weight from every vertex to side A (mask True)
-    deg = degrees(W)
-    G = float(g.sum())
-    state = {"cut": float(mask.astype(float) @ (deg - to_a)), "ga": float(g[mask].sum())}
-
-    def value(cut, ga):
-        return cut * (1.0 / ga + 1.0 / (G - ga))
-
-    def flip(u):
-        own = to_a[u] if mask[u] else deg[u] - to_a[u]
-        state["cut"] += own - (deg[u] - own)
-        state["ga"] += -g[u] if mask[u] else g[u]
-        row = slice(W.indptr[u], W.indptr[u + 1])
-        to_a[W.indices[row]] += -W.data[row] if mask[u] else W.data[row]
-        mask[u] = not mask[u]
-
-    def best_move(locked):
-        """(value after the best allowed move, vertices it moves) or (inf, None)."""
-        cut, ga = state["cut"], state["ga"]
-        to_own = np.where(mask, to_a, deg - to_a)
-        gain = 2.0 * to_own - deg  # change of the cut when one vertex moves
-        dga = np.where(mask, -g, g)
-        new_ga = ga + dga
-        ok = free & ~locked & (new_ga > 0) & (new_ga < G)
-        val = np.full(n, np.inf)
-        val[ok] = value(cut + gain[ok], new_ga[ok])
-        v = int(np.argmin(val))
-        best, movers = val[v], [v]
-        if len(ci):
-            pga = ga + dga[ci] + dga[cj]
-            okp = ~locked[ci] & ~locked[cj] & (pga > 0) & (pga < G)
-            pv = np.full(len(ci), np.inf)
-            # the edge between the two ends stays cut: add it back twice
-            pv[okp] = value((cut + gain[ci] + gain[cj] + 2.0 * w_cl)[okp], pga[okp])
-            b = int(np.argmin(pv))
-            if pv[b] < best:
-                best, movers = pv[b], [int(ci[b]), int(cj[b])]
-        return (best, movers) if np.isfinite(best) else (np.inf, None)
-
-    no_lock = np.zeros(n, dtype=bool)
-    while True:  # greedy descent
-        current = value(state["cut"], state["ga"])
-        val, movers = best_move(no_lock)
-        if movers is None or not val < current * (1 - 1e-12):
-            break
-        for u in movers:
-            flip(u)
-    if patience <= 0:
-        return mask
-    for _ in range(max_passes):
-        start = value(state["cut"], state["ga"])
-        best_val, best_len, moved = start, 0, []
-        locked = np.zeros(n, dtype=bool)
-        while len(moved) - best_len <= patience:
-            val, movers = best_move(locked)
-            if movers is None:
-                break
-            for u in movers:
-                flip(u)
-                locked[u] = True
-            moved.append(movers)
-            if val < best_val * (1 - 1e-12):
-                best_val, best_len = val, len(moved)
-        for movers in reversed(moved[best_len:]):
-            for u in movers:
-                flip(u)
-        if not best_val < start * (1 - 1e-12):
-            break
-    return mask
-
-
-def _polish(W, g, cl, solver, opts, current):
-    """Local search (:func:`_local_search`) from the lowest-cut consistent splits found.
-
-    The ``opts["polish_top"]`` lowest of ``solver.feasible`` are polished; the lowest
-    result is returned as ``(mask, f, gamma)``, or ``current`` when nothing beats it. A
-    polished split is no longer a level set of its RatioDCA solution, so ``f`` becomes its
-    indicator vector, where the relaxation is tight (``F_gamma(1_C)`` is the cut of ``C``).
-    """
-    mask, f, gamma = current
-    best = penalised_ratio(mask, solver.edges, g)[1]
-    ranked = sorted(solver.feasible.values(), key=lambda c: c[0])[: opts["polish_top"]]
-    for _, m0, f0, g0 in ranked:
-        m1 = _local_search(W, g, cl, m0, opts["polish_patience"])
-        val = penalised_ratio(m1, solver.edges, g)[1]
-        if val < best * (1 - 1e-12):
-            best, mask, gamma = val, m1, g0
-            f = m1.astype(float) if not np.array_equal(m1, m0) else f0
-    return mask, f, gamma
-
-
-#: reduced two-cluster graphs up to this size get the fuller standard search (30 starts,
-#: every start continued along the gamma path, Fiduccia-Mattheyses polish of every split)
-_SMALL_GRAPH = 2000
-#: k-way clusters from this size run the starts of a gamma value in threads; below it a
-#: RatioDCA run takes about a millisecond and a thread pool would cost as much
-_THREADED_STARTS = 500
-
-
-def _map_threads(fn, items, n_jobs):
-    """``[fn(x) for x in items]``, in up to ``n_jobs`` threads (results in order)."""
-    n_jobs = min(n_jobs, len(items))
-    if n_jobs <= 1:
-        return [fn(x) for x in items]
-    with ThreadPoolExecutor(n_jobs) as pool:
-        return list(pool.map(fn, items))
-
-
-def _distinct_states(states, thrs, vals):
-    """The states whose optimal level sets differ, best first (drops duplicate starts).
-
-    Starts that RatioDCA brought to the same partition would continue the gamma schedule
-    from (nearly) the same point and reproduce the same candidates: only the one with the
-    lowest ``F_gamma`` is kept. Constant solutions (no level set) are dropped too, unless
-    nothing else is left.
-    """
-    kept, seen = [], set()
-    for k in np.argsort(vals, kind="stable"):
-        if thrs[k] is None:
-            continue
-        key = np.packbits(thrs[k].mask).tobytes()
-        if key not in seen:
-            seen.add(key)
-            kept.append(states[k])
-    return kept or states
-
-
-def _binary_starts(W, g, cl, n_starts, rng):
-    starts = [constrained_fiedler(W, g, random_state=rng)]
-    if len(cl[0]) and n_starts > 1:
-        starts.append(constrained_fiedler(W, g, cl, random_state=rng))
-    while len(starts) < n_starts:
-        starts.append(rng.standard_normal(W.shape[0]))
-    return starts[:n_starts]
 
 
 # --------------------------------------------------------------------------- estimator
@@ -571,8 +250,8 @@ class COSC(ConstrainedClusteringMixin):
         n_perturbations: int = 0,
         inner_step: str = "uniform",
         n_jobs: int | None = None,
-        random_state=None,
-    ):
+        random_state: int | np.random.RandomState | None = None,
+    ) -> None:
         self.n_clusters = n_clusters
         self.mode = mode
         self.search = search
@@ -598,34 +277,26 @@ class COSC(ConstrainedClusteringMixin):
     def _feature_affinities(self) -> set:
         return {"adaptive_knn", "knn"}
 
-    def _settings(self, n_vertices: int | None = None) -> dict:
-        """The search's effective settings (``search`` applied to the parameters).
-
-        ``n_vertices``: size of the reduced two-cluster graph; on graphs of up to
-        ``_SMALL_GRAPH`` vertices the standard search uses 30 starts when ``n_starts`` is
-        None and polishes every consistent split with Fiduccia-Mattheyses passes.
-        """
-        thorough = self.search == "thorough"
-        small = n_vertices is not None and n_vertices <= _SMALL_GRAPH
-        if self.n_starts is not None:
-            n_starts = self.n_starts * (3 if thorough else 1)
-        else:
-            n_starts = 30 if thorough or small else 10
-        return {
-            "max_outer": self.max_outer,
-            "max_inner": self.max_inner,
-            "tol": self.tol,
-            "crit_tol": self.crit_tol,
-            "n_jobs": resolve_n_jobs(self.n_jobs),
-            "n_starts": n_starts,
-            "n_split_starts": self.n_split_starts * (2 if thorough else 1),
-            "n_perturbations": max(self.n_perturbations, 10 if thorough else 0),
-            "continue_all": True if thorough else _SMALL_GRAPH,  # up to this many vertices
-            "polish_top": 10**9 if thorough or small else 10,
-            "polish_patience": 20 if thorough or small else 0,
-            "max_gamma_runs": self.max_gamma_runs,
-            "inner_step": self.inner_step,
-        }
+    def _settings(self) -> COSCSettings:
+        """The parameters the search engines read (``n_jobs`` resolved to a thread count)."""
+        return COSCSettings(
+            mode=self.mode,
+            gamma=self.gamma,
+            max_violations=self.max_violations,
+            search=self.search,
+            n_starts=self.n_starts,
+            split_rule=self.split_rule,
+            n_split_starts=self.n_split_starts,
+            n_recursions=self.n_recursions,
+            max_gamma_runs=self.max_gamma_runs,
+            max_outer=self.max_outer,
+            max_inner=self.max_inner,
+            tol=self.tol,
+            crit_tol=self.crit_tol,
+            n_perturbations=self.n_perturbations,
+            inner_step=self.inner_step,
+            n_jobs=resolve_n_jobs(self.n_jobs),
+        )
 
     def _fit(self, X, constraints):
         W = self._affinity(X)
@@ -659,15 +330,13 @@ class COSC(ConstrainedClusteringMixin):
             self.clusterings_ = [lab]
         else:
             sizes = np.bincount(mapping, minlength=Wr.shape[0]).astype(float)
-            ctx = _KwayContext(Wr, gr, clr, sizes, n, self.n_clusters, self, rng)
+            ctx = KwaySearch(Wr, gr, clr, sizes, n, self.n_clusters, self._settings(), rng)
             labels_r, history = ctx.fit()
             lab = labels_r[mapping]
             self.clusterings_ = [h[mapping] for h in history]
         self.labels_ = lab
         self.cut_ = normalized_cut(W, lab)
-        self.n_violated_ = int(constraints.violated(lab).sum()) if len(constraints) else 0
 
-    # ------------------------------------------------------------------ k = 2
     def _fit_binary(self, Wr, gr, clr, rng):
         n_cc, _ = connected_components(Wr, directed=False)
         if n_cc > 1:
@@ -677,351 +346,4 @@ class COSC(ConstrainedClusteringMixin):
                 DisconnectedGraphWarning,
                 stacklevel=4,
             )
-        exact = self.mode != "soft" or self.gamma is None and self.max_violations == 0
-        if exact and len(clr[0]):
-            # derived must-links: each colour class of a cannot-link component is one side
-            W2, g2, map2, cl2 = merge_colour_classes(Wr, gr, clr)
-        else:
-            W2, g2, map2, cl2 = Wr, gr, np.arange(Wr.shape[0]), clr
-        m = W2.shape[0]
-        if m == 2:
-            mask = np.array([True, False])
-            return mask.astype(np.int64)[map2], mask.astype(float)[map2], 0.0
-        opts = self._settings(m)
-        solver = _Binary(W2, g2, cl2, opts, rng=rng)
-        starts = _binary_starts(W2, g2, cl2, opts["n_starts"], rng)
-
-        def consistent_start():
-            base = optimal_threshold(starts[0], solver.edges, g2)
-            mask0 = base.mask if base is not None else starts[0] > np.median(starts[0])
-            return consistent_partition(mask0, cl2, g2)
-
-        if self.mode == "guaranteed":
-            mask, f, gamma = solver.guaranteed(consistent_start())
-        elif self.mode == "soft" and self.gamma is not None:
-            gamma = float(self.gamma)
-            best = None
-            for (f_, _, _), thr in solver.run_many([(st, None, None) for st in starts], gamma):
-                if thr is not None and (best is None or thr.value < best[0]):
-                    best = (thr.value, thr.mask, f_)
-            if best is None:
-                raise ValueError("COSC failed: every RatioDCA run returned a constant vector.")
-            _, mask, f = best
-        else:
-            allowed = 0 if self.mode == "hard" else self.max_violations
-            cap = np.inf
-            if len(cl2[0]) and self.mode == "hard":
-                ncut_a = penalised_ratio(consistent_start(), solver.edges, g2, cl2)[1]
-                cap = max(10.0 * g2.sum() * ncut_a / 4.0, 1.0)
-            solver.continuation(starts, allowed, gamma_cap=cap)
-            if solver.best is None:
-                if self.mode != "hard":
-                    raise ValueError(
-                        f"COSC found no split with at most {allowed} violated cannot-links."
-                    )
-                mask, f, gamma = solver.guaranteed(consistent_start())
-            else:
-                _, mask, f, gamma = solver.best
-            if self.mode == "hard" and opts["polish_top"] > 0:
-                mask, f, gamma = _polish(W2, g2, cl2, solver, opts, (mask, f, gamma))
-        return mask.astype(np.int64)[map2], f[map2], gamma
-
-
-# --------------------------------------------------------------------------- k-way COSC
-class _Split(NamedTuple):
-    """A candidate split of one cluster."""
-
-    delta: float  #: change of the normalized multi-cut (eq. 6)
-    mask: np.ndarray  #: side of every vertex of the cluster
-    separated: float  #: weight of the cluster's cannot-links the split separates
-
-
-class _ClusterSub(NamedTuple):
-    """A cluster's induced subgraph and its cut to the rest of the graph."""
-
-    idx: np.ndarray
-    W: sp.csr_matrix
-    edges: tuple
-    g: np.ndarray
-    outside: np.ndarray  #: weight from every vertex to the vertices outside the cluster
-    cl: tuple
-
-
-class _KwayContext:
-    """Recursive soft-constrained bi-partitioning (Section 5).
-
-    Work shared across the ``n_recursions`` recursive runs: the second-eigenvector start
-    of a cluster and its whole gamma path (they do not depend on the run) are computed
-    once per distinct cluster; only the random starts are new in every run. Runs whose
-    multi-cut already reaches the best finished run's stop (a split never lowers the
-    multi-cut). The two clusters created by a split are examined in parallel threads
-    (``n_jobs``), and so are the starts of a gamma value on clusters of
-    ``_THREADED_STARTS`` or more vertices; every split draws its random start from a seed
-    fixed before the threads start, so the result does not depend on ``n_jobs``.
-    """
-
-    def __init__(self, W, g, cl, sizes, n_points, k, est, rng):
-        self.W = sp.csr_matrix(W)
-        self.d = degrees(self.W)
-        self.g = g
-        self.cl = cl
-        self.sizes = sizes
-        self.n_points = n_points
-        self.k = k
-        self.est = est
-        self.rng = rng
-        self.opts = est._settings()
-        self.n_cl = float(np.sum(cl[2]))
-        self.edges = edge_list(self.W)
-        self._fiedler = {}  # cluster key -> (start vector, {gamma path: (state, threshold)})
-
-    # -------------------------------------------------------------- objective
-    def multicut(self, labels):
-        """Normalized multi-cut with vertex weights (eq. 6)."""
-        i, j, w = self.edges
-        cross = labels[i] != labels[j]
-        m = int(labels.max()) + 1
-        cut = np.bincount(labels[i][cross], w[cross], m) + np.bincount(
-            labels[j][cross], w[cross], m
-        )
-        vol = np.bincount(labels, self.g, m)
-        used = vol > 0
-        return float(np.sum(cut[used] / vol[used]))
-
-    @staticmethod
-    def _delta(sub, mask):
-        """Change of the multi-cut when the cluster splits into ``mask`` / ``~mask``."""
-        i, j, w = sub.edges
-        between = float(w[mask[i] != mask[j]].sum())
-        oa, ob = float(sub.outside[mask].sum()), float(sub.outside[~mask].sum())
-        ga, gb = float(sub.g[mask].sum()), float(sub.g[~mask].sum())
-        return (between + oa) / ga + (between + ob) / gb - (oa + ob) / (ga + gb)
-
-    def _allowed(self, idx, n_cl_inside):
-        """Expected violations when one class is split off: c (k' - 2) / k' (Section 5)."""
-        kp = max(2, int(np.floor(self.sizes[idx].sum() * self.k / self.n_points)))
-        return int(np.floor(n_cl_inside * (kp - 2) / kp)), kp
-
-    # -------------------------------------------------------------- one cluster
-    def _sub(self, idx, W=None):
-        W = self.W[idx][:, idx].tocsr() if W is None else W
-        return _ClusterSub(
-            idx,
-            W,
-            edge_list(W),
-            self.g[idx],
-            self.d[idx] - degrees(W),
-            restrict_cannot_links(self.cl, idx, len(self.g)),
-        )
-
-    def _candidate(self, sub, mask):
-        ci, cj, w = sub.cl
-        sep = float(w[mask[ci] != mask[cj]].sum()) if len(ci) else 0.0
-        return _Split(self._delta(sub, mask), mask, sep)
-
-    def best_split(self, idx, seed):
-        """Best split of cluster ``idx`` (None for a single vertex)."""
-        if len(idx) < 2:
-            return None
-        sub = self._sub(idx)
-        if len(idx) == 2:
-            return self._candidate(sub, np.array([True, False]))
-        n_cc, lab = connected_components(sub.W, directed=False)
-        if n_cc > 1:
-            return self._split_disconnected(sub, lab, seed)
-        return self._soft_split(sub, float(np.sum(sub.cl[2])), seed)
-
-    def _split_disconnected(self, sub, lab, seed):
-        """Component versus rest, or a COSC split of a large component with the rest on a side.
-
-        A component-versus-rest split that leaves the multi-cut unchanged (the cluster is
-        a union of components with no edge to the rest of the graph, or both sides have
-        the same cut per volume) cannot be beaten, since no split lowers the multi-cut: the
-        COSC splits are then skipped.
-        """
-        n = len(sub.idx)
-        counts = np.bincount(lab)
-        order = np.argsort(counts, kind="stable")[::-1]
-        cands = [self._candidate(sub, lab == c) for c in order[:20]]
-        best = min(cands, key=lambda c: c.delta)
-        scale = (sub.outside.sum() + sub.edges[2].sum()) / sub.g.sum()
-        if best.delta <= 1e-12 * max(scale, 1e-300):
-            return best
-        n_cl_inside = float(np.sum(sub.cl[2]))
-        for c in order[:3]:
-            if counts[c] < 3:
-                continue
-            comp = np.flatnonzero(lab == c)
-            comp_sub = self._sub(sub.idx[comp], sub.W[comp][:, comp].tocsr())
-            m = self._soft_split(comp_sub, n_cl_inside, seed).mask
-            for rest_side in (True, False):
-                mask = np.full(n, rest_side)
-                mask[comp] = m
-                if 0 < mask.sum() < n:
-                    cands.append(self._candidate(sub, mask))
-        return min(cands, key=lambda c: c.delta)
-
-    def _fiedler_path(self, sub, solver, seed):
-        """The second-eigenvector start of a cluster and its cache of gamma runs."""
-        key = sub.idx.tobytes()
-        if key not in self._fiedler:
-            f0 = constrained_fiedler(sub.W, sub.g, random_state=np.random.RandomState(seed))
-            self._fiedler[key] = (f0, {})
-        return self._fiedler[key]
-
-    def _soft_split(self, sub, n_cl_inside, seed):
-        """Soft-constrained COSC split of a connected cluster (per-split gamma schedule).
-
-        Gamma = 0, then +0.1 (the increment doubles when the best cut stalls), at most
-        ``max_gamma_runs`` values, until the best start violates at most the expected
-        number of cannot-links; every start is warm-started from its previous solution.
-        The split is the lowest multi-cut run from the first gamma that met the budget on
-        (all runs if none did).
-        """
-        o = self.opts
-        allowed, _ = self._allowed(sub.idx, n_cl_inside)
-        rng = np.random.default_rng(seed)
-        solver = _Binary(
-            sub.W, sub.g, sub.cl, {**o, "n_jobs": 1}, outside=sub.outside, edges=sub.edges
-        )
-        f0, cache = self._fiedler_path(sub, solver, int(rng.integers(2**31 - 1)))
-        n_rand = max(o["n_split_starts"] - 1, 0)
-        starts = [rng.standard_normal(len(sub.idx)) for _ in range(n_rand)]
-        pert_seeds = rng.integers(2**31 - 1, size=(o["max_gamma_runs"], 1 + n_rand))
-        states = [(f0, None, None)] + [(f, None, None) for f in starts]
-        gamma, inc = 0.0, 0.1
-        path = ()
-        runs = []
-        prev_cut = None
-        n_jobs = o["n_jobs"] if len(sub.idx) >= _THREADED_STARTS else 1
-        for step in range(o["max_gamma_runs"]):
-            path = (*path, round(gamma, 12))
-            cached = cache.get(path)
-            # the starts of one gamma value are independent and seeded in advance, so
-            # running them in threads (the kernel releases the GIL) leaves the result
-            # unchanged; it keeps both cores busy while the other cluster of a split is small
-            todo = [
-                (states[r], gamma, int(pert_seeds[step, r]))
-                for r in range(len(states))
-                if r or cached is None
-            ]
-            fresh = _map_threads(lambda args: solver.run(*args), todo, n_jobs)
-            results = ([cached] if cached is not None else []) + fresh
-            if cached is None:
-                cache[path] = results[0]
-            states = [st for st, _ in results]
-            thrs = [thr for _, thr in results if thr is not None]
-            if not thrs:
-                break
-            best = min(thrs, key=lambda t: t.value)
-            runs.append(thrs)
-            if best.n_violated <= allowed + 1e-9 or len(sub.cl[0]) == 0:
-                break
-            if prev_cut is not None and abs(best.ncut - prev_cut) < 1e-8:
-                inc *= 2.0
-            prev_cut = best.ncut
-            gamma += inc
-        if not runs:
-            return self._candidate(sub, f0 > np.median(f0))
-        # the runs of the first gamma whose best start met the budget, and all later ones
-        first = next(
-            (
-                s
-                for s, thrs in enumerate(runs)
-                if min(thrs, key=lambda t: t.value).n_violated <= allowed + 1e-9
-            ),
-            0,
-        )
-        pool = [t for thrs in runs[first:] for t in thrs]
-        ok = [t for t in pool if t.n_violated <= allowed + 1e-9] or pool
-        cands = [self._candidate(sub, t.mask) for t in ok]
-        return min(cands, key=lambda c: c.delta)
-
-    # -------------------------------------------------------------- recursion
-    def _choose(self, clusters, splits, labels):
-        """Index of the cluster to split next."""
-        avail = [c for c in range(len(clusters)) if splits[c] is not None]
-        if not avail:
-            return None
-        if self.est.split_rule == "min_cut" or self.n_cl == 0:
-            return min(avail, key=lambda c: splits[c].delta)
-        k, n_cl = self.k, self.n_cl
-        l_next = len(clusters) + 1
-        satisfied = self.n_cl - self._violated(labels)
-        nsat = {c: splits[c].separated for c in avail}
-        eligible = []
-        for c in avail:
-            kp = max(2, int(np.floor(self.sizes[clusters[c]].sum() * k / self.n_points)))
-            exp_m = kp * (kp - 1) * n_cl / (k * (k - 1))
-            if nsat[c] >= np.floor(2 * exp_m / kp):
-                eligible.append(c)
-        if l_next == k or not eligible:
-            pool = avail if not eligible else eligible
-            return max(pool, key=lambda c: (nsat[c], -splits[c].delta))
-        top = max(nsat[c] for c in eligible)
-        need = (2 * k - l_next) * (l_next - 1) * n_cl / (k * (k - 1))
-        pool = [c for c in eligible if nsat[c] >= top or satisfied + nsat[c] >= need]
-        return min(pool, key=lambda c: splits[c].delta)
-
-    def _violated(self, labels):
-        ci, cj, w = self.cl
-        return float(w[labels[ci] == labels[cj]].sum()) if len(ci) else 0.0
-
-    def _best_splits(self, clusters, seeds):
-        """:meth:`best_split` of several clusters, in ``n_jobs`` threads (results in order)."""
-        todo = list(zip(clusters, seeds, strict=True))
-        return _map_threads(lambda args: self.best_split(*args), todo, self.opts["n_jobs"])
-
-    def recursive_split(self, rng, bound=np.inf):
-        """One recursive run; None once its multi-cut is certain to reach ``bound``.
-
-        A split never lowers the multi-cut (``_delta >= 0``), and the next split is one of
-        the candidates at hand, so the run stops when its multi-cut plus the smallest
-        candidate's change reaches ``bound``.
-        """
-        nv = len(self.g)
-        labels = np.zeros(nv, dtype=np.int64)
-        clusters = [np.arange(nv)]
-        splits = self._best_splits(clusters, [int(rng.integers(2**31 - 1))])
-        history = []
-        while len(clusters) < self.k:
-            c = self._choose(clusters, splits, labels)
-            if c is None:
-                break
-            idx = clusters[c]
-            mask = splits[c].mask
-            clusters[c], new = idx[mask], idx[~mask]
-            clusters.append(new)
-            labels[new] = len(clusters) - 1
-            history.append(labels.copy())
-            mc = self.multicut(labels)
-            if mc >= bound - 1e-12 * max(bound, 1.0):
-                return None
-            if len(clusters) == self.k:
-                break
-            fresh = [c, len(clusters) - 1]
-            seeds = [int(x) for x in rng.integers(2**31 - 1, size=2)]
-            new_splits = self._best_splits([clusters[f] for f in fresh], seeds)
-            splits[c] = new_splits[0]
-            splits.append(new_splits[1])
-            # the next split is one of these and adds its delta (>= 0) to the multi-cut
-            nxt = min((s.delta for s in splits if s is not None), default=0.0)
-            if mc + nxt >= bound - 1e-12 * max(bound, 1.0):
-                return None
-        return labels, history
-
-    def fit(self):
-        """``n_recursions`` recursive runs; the lowest final multi-cut is kept."""
-        seeds = self.rng.randint(0, 2**31 - 1, size=self.est.n_recursions)
-        best = None
-        for sd in seeds:
-            out = self.recursive_split(
-                np.random.default_rng(sd), np.inf if best is None else best[0]
-            )
-            if out is None:
-                continue
-            labels, history = out
-            mc = self.multicut(labels)
-            if best is None or mc < best[0] - 1e-12:
-                best = (mc, labels, history)
-        return best[1], best[2]
+        return solve_binary(Wr, gr, clr, self._settings(), rng)

@@ -16,7 +16,6 @@ import numbers
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils._param_validation import StrOptions
 
 from ..constraints import Constraints
 from ..solvers.propagation import (
@@ -28,8 +27,9 @@ from ..solvers.propagation import (
     refine_masked,
 )
 from ..spectral import njw_clustering
-from ..utils._validation import POSITIVE, Int
-from ._base import COMMON_CONSTRAINTS, ConstrainedClusteringMixin
+from ..utils import POSITIVE, Int, StrOptions
+from ._base import COMMON_CONSTRAINTS
+from ._graph import ConstrainedClusteringMixin
 
 __all__ = ["E2CP", "refined_affinity"]
 
@@ -95,7 +95,7 @@ def refined_affinity(
     n_fill: int = DEFAULT_N_FILL,
     tol: float = 1e-10,
     f_scale: str = "clip",
-    random_state=None,
+    random_state: int | np.random.RandomState | None = None,
 ) -> tuple[sp.csr_matrix, str]:
     """Propagate the constraints over ``W`` (eq. 11) and refine ``W`` (eq. 12).
 
@@ -166,8 +166,12 @@ def refined_affinity(
         f = f * scale
         if fill is not None:
             # F, F_ML and the draw weights scale together: the estimate stays unbiased
-            fill = {**fill, "f": fill["f"] * scale, "f_ml": fill["f_ml"] * scale,
-                    "weight": fill["weight"] * scale}
+            fill = {
+                **fill,
+                "f": fill["f"] * scale,
+                "f_ml": fill["f_ml"] * scale,
+                "weight": fill["weight"] * scale,
+            }
     return refine_masked(W, rows, cols, f, fill), path
 
 
@@ -271,8 +275,8 @@ class E2CP(ConstrainedClusteringMixin):
         tol: float = 1e-5,
         f_scale: str = "clip",
         n_init: int = 10,
-        random_state=None,
-    ):
+        random_state: int | np.random.RandomState | None = None,
+    ) -> None:
         self.n_clusters = n_clusters
         self.affinity = affinity
         self.n_neighbors = n_neighbors
@@ -294,8 +298,14 @@ class E2CP(ConstrainedClusteringMixin):
         _resolve_refinement(self.refinement, W.shape[0], self.dense_max)
         _check_n_fill(self.n_fill)
         W_ref, path = refined_affinity(
-            W, constraints, self.eta, refinement=self.refinement, dense_max=self.dense_max,
-            n_fill=self.n_fill, tol=self.tol, f_scale=self.f_scale,
+            W,
+            constraints,
+            self.eta,
+            refinement=self.refinement,
+            dense_max=self.dense_max,
+            n_fill=self.n_fill,
+            tol=self.tol,
+            f_scale=self.f_scale,
             random_state=self.random_state,
         )
         vals, V, labels = njw_clustering(

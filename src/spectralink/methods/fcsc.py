@@ -36,8 +36,9 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg as la
 import scipy.sparse as sp
-from sklearn.utils._param_validation import StrOptions
+from numpy.typing import ArrayLike
 
+from ..constraints import Constraints
 from ..graph import check_connectivity
 from ..metrics import clearly_fewer_violations
 from ..neighbors import search
@@ -56,13 +57,9 @@ from ..spectral import (
     normalize_rows,
     nystrom_extension,
 )
-from ..utils._validation import Int, RealRange
-from ._base import (
-    COMMON_CONSTRAINTS,
-    NYSTROM_MIN_EIGENVALUE,
-    ConstrainedClusteringMixin,
-    weighted_vote,
-)
+from ..utils import Int, RealRange, StrOptions
+from ._base import COMMON_CONSTRAINTS
+from ._graph import NYSTROM_MIN_EIGENVALUE, ConstrainedClusteringMixin, weighted_vote
 
 __all__ = [
     "FCSC",
@@ -172,7 +169,7 @@ def connect_isolated(W: np.ndarray, X: np.ndarray) -> np.ndarray:
     return W
 
 
-def fcsc_basis(W) -> FCSCBasis:
+def fcsc_basis(W: ArrayLike) -> FCSCBasis:
     """Diagonalise ``L_bar = I - D^{-1/2} W D^{-1/2}`` (dense, O(n^3)).
 
     A zero-degree point gets a unit self-loop (as :func:`spectralink.graph.
@@ -231,7 +228,13 @@ def _trivial_complement(basis: FCSCBasis, tol: float = 1e-9) -> np.ndarray:
 
 
 def fcsc_eigenpairs(
-    basis: FCSCBasis, P, R, J, b: float, *, exclude_trivial: bool = False
+    basis: FCSCBasis,
+    P: np.ndarray,
+    R: np.ndarray,
+    J: np.ndarray,
+    b: float,
+    *,
+    exclude_trivial: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """All ``lambda > 0`` eigenpairs of ``L_bar v = lambda (Q_bar - b I) v``, unit ``v``.
 
@@ -269,8 +272,14 @@ def fcsc_eigenpairs(
 
 
 def fcsc_solve(
-    basis: FCSCBasis, constraints, n_clusters: int, *, beta=None,
-    normalize: bool = False, n_init: int = 10, random_state=None,
+    basis: FCSCBasis,
+    constraints: Constraints,
+    n_clusters: int,
+    *,
+    beta: float | None = None,
+    normalize: bool = False,
+    n_init: int = 10,
+    random_state: int | np.random.RandomState | None = None,
 ) -> dict:
     """FCSC on a diagonalised graph: 2-way by sign, K-way by k-means (module docstring).
 
@@ -311,8 +320,7 @@ def fcsc_solve(
         # what the true partition attains: the paper's rule asks every vector to keep
         # about half of the largest constraint value, reachable only by concentrating on
         # the constrained (low-degree) points, hence 1998/1/1 partitions with few of them
-        b = min(partition_constraint_value(constraints, n_clusters, basis.volume),
-                0.5 * qeig.max())
+        b = min(partition_constraint_value(constraints, n_clusters, basis.volume), 0.5 * qeig.max())
     elif isinstance(beta, numbers.Real) and np.isfinite(beta):
         b = float(beta)
     else:
@@ -535,8 +543,8 @@ class FCSC(ConstrainedClusteringMixin):
         normalize: bool = True,
         max_samples: int = 5000,
         n_init: int = 10,
-        random_state=None,
-    ):
+        random_state: int | np.random.RandomState | None = None,
+    ) -> None:
         self.n_clusters = n_clusters
         self.affinity = affinity
         self.n_neighbors = n_neighbors
@@ -566,8 +574,13 @@ class FCSC(ConstrainedClusteringMixin):
             check_connectivity(W, n_clusters=self.n_clusters)
         basis = fcsc_basis(W)
         out = fcsc_solve(
-            basis, constraints, self.n_clusters, beta=self.beta,
-            normalize=self.normalize, n_init=self.n_init, random_state=self.random_state,
+            basis,
+            constraints,
+            self.n_clusters,
+            beta=self.beta,
+            normalize=self.normalize,
+            n_init=self.n_init,
+            random_state=self.random_state,
         )
         labels = out["labels"]
         self.fallback_ = False
@@ -616,7 +629,7 @@ class FCSC(ConstrainedClusteringMixin):
             emb = normalize_rows(self.embedding_) if self.normalize else self.embedding_
             self._centers_ = cluster_means(emb, self.labels_, k)
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> np.ndarray:
         if getattr(self, "_graph_spec_", {}).get("kind") != "rbf":
             return super().predict(X)
         # the RBF links every new point to every training point: bound the dense block

@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils._param_validation import StrOptions
 
 from .. import graph
 from ..progress import stage
 from ..similarity import learn_similarity, local_gram
 from ..solvers.simplex_qp import simplex_qp
-from ..utils._validation import NON_NEGATIVE, POSITIVE
+from ..utils import NON_NEGATIVE, POSITIVE, StrOptions
 from .e2cp import DEFAULT_N_FILL, DENSE_REFINEMENT_MAX, E2CP
 
 __all__ = ["LSCP", "reconstruction_weights"]
@@ -154,8 +153,8 @@ class LSCP(E2CP):
         tol: float = 1e-5,
         f_scale: str = "clip",
         n_init: int = 10,
-        random_state=None,
-    ):
+        random_state: int | np.random.RandomState | None = None,
+    ) -> None:
         super().__init__(
             n_clusters,
             affinity=affinity,

@@ -8,10 +8,12 @@ comparisons as the constrained methods.
 
 from __future__ import annotations
 
-from sklearn.utils._param_validation import StrOptions
+import numpy as np
 
 from ..spectral import cluster_means, njw_clustering, normalize_rows
-from ._base import COMMON_CONSTRAINTS, ConstrainedClusteringMixin
+from ..utils import StrOptions
+from ._base import COMMON_CONSTRAINTS
+from ._graph import ConstrainedClusteringMixin
 
 __all__ = ["NCut"]
 
@@ -75,8 +77,8 @@ class NCut(ConstrainedClusteringMixin):
         n_neighbors: int = 20,
         sigma: float | None = None,
         n_init: int = 10,
-        random_state=None,
-    ):
+        random_state: int | np.random.RandomState | None = None,
+    ) -> None:
         self.n_clusters = n_clusters
         self.affinity = affinity
         self.n_neighbors = n_neighbors

@@ -38,9 +38,9 @@ import warnings
 import numpy as np
 import scipy.linalg as la
 import scipy.sparse as sp
-from sklearn.utils._param_validation import StrOptions
 
 from .. import landmarks as lm
+from ..constraints import Constraints
 from ..metrics import clearly_fewer_violations
 from ..solvers.constrained_pencil import (
     constraint_block,
@@ -49,8 +49,9 @@ from ..solvers.constrained_pencil import (
     partition_constraint_value,
 )
 from ..spectral import sign_flip
-from ..utils._validation import RealRange
-from .lscr import _CLUSTER_DOC, _LandmarkClustering, lscr_embedding
+from ..utils import RealRange, StrOptions
+from ._landmark import CLUSTER_DOC, LandmarkClustering
+from .lscr import lscr_embedding
 
 __all__ = ["SCACS", "scacs_beta0", "scacs_directions", "scacs_q_hat"]
 
@@ -75,7 +76,7 @@ def _code_rows(graph: lm.LandmarkGraph, P: np.ndarray) -> sp.csc_matrix:
     return sp.csc_matrix(sp.diags(1.0 / graph.sqrt_degrees) @ Z)
 
 
-def scacs_q_hat(graph: lm.LandmarkGraph, constraints) -> np.ndarray:
+def scacs_q_hat(graph: lm.LandmarkGraph, constraints: Constraints) -> np.ndarray:
     """``Q_hat = Z_hat Q Z_hat^T`` (p x p, step 4) from the constrained block only.
 
     ``Q`` is eq. 20: +1 for same-label (must-link) pairs, -1 for different-label
@@ -177,7 +178,15 @@ def scacs_directions(
     }
 
 
-class SCACS(_LandmarkClustering):
+def _require_constraints(constraints: Constraints) -> None:
+    if constraints.is_empty:
+        raise ValueError(
+            "SCACS needs constraints (e.g. Constraints.from_labeled_subset); for "
+            "unconstrained landmark clustering use LSCR."
+        )
+
+
+class SCACS(LandmarkClustering):
     """Scalable constrained spectral clustering on a landmark graph (SCACS).
 
     Parameters
@@ -282,7 +291,7 @@ class SCACS(_LandmarkClustering):
 
     _requires_constraints = True
     _parameter_constraints = {
-        **_LandmarkClustering._parameter_constraints,
+        **LandmarkClustering._parameter_constraints,
         "beta0": [StrOptions({"auto", "paper"}), RealRange(-np.inf, np.inf)],
     }
 
@@ -300,8 +309,8 @@ class SCACS(_LandmarkClustering):
         n_init: int = 10,
         backend: str = "auto",
         chunk_size: int = lm.DEFAULT_CHUNK,
-        random_state=None,
-    ):
+        random_state: int | np.random.RandomState | None = None,
+    ) -> None:
         self.n_clusters = n_clusters
         self.n_landmarks = n_landmarks
         self.n_nearest = n_nearest
@@ -316,15 +325,12 @@ class SCACS(_LandmarkClustering):
         self.random_state = random_state
 
     def _fit(self, X, constraints):
-        if constraints.is_empty:
-            raise ValueError(
-                "SCACS needs constraints (e.g. Constraints.from_labeled_subset); for "
-                "unconstrained landmark clustering use LSCR."
-            )
+        _require_constraints(constraints)  # before the graph is built
         self._fit_graph(self._build_graph(X), constraints)
 
-    def _fit_graph(self, graph: lm.LandmarkGraph, constraints) -> SCACS:
-        """Steps 4-12 on a built landmark graph (lets benchmarks share one graph)."""
+    def _fit_graph(self, graph: lm.LandmarkGraph, constraints: Constraints) -> SCACS:
+        """Steps 4-12 on a built landmark graph."""
+        _require_constraints(constraints)
         self._set_graph(graph)
         n = graph.n_samples
         c = len(constraints.constrained_points)
@@ -362,4 +368,4 @@ class SCACS(_LandmarkClustering):
         return self
 
 
-SCACS.__doc__ = SCACS.__doc__ % _CLUSTER_DOC
+SCACS.__doc__ = SCACS.__doc__ % CLUSTER_DOC

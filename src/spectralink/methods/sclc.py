@@ -30,15 +30,15 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import StrOptions
 
 from ..constraints import Constraints
 from ..graph import positive_degrees
 from ..metrics import normalized_cut
 from ..solvers.constraint_graph import merge_vertices, reduce_cannot_links, two_colouring
 from ..spectral import constrained_fiedler
-from ..utils._validation import POSITIVE, Int
-from ._base import COMMON_CONSTRAINTS, ConstrainedClusteringMixin
+from ..utils import POSITIVE, Int, StrOptions
+from ._base import COMMON_CONSTRAINTS
+from ._graph import ConstrainedClusteringMixin
 
 __all__ = ["SCLC", "sign_partition"]
 
@@ -143,8 +143,8 @@ class SCLC(ConstrainedClusteringMixin):
         sigma: float | None = None,
         tol: float = 1e-8,
         maxiter: int = 5000,
-        random_state=None,
-    ):
+        random_state: int | np.random.RandomState | None = None,
+    ) -> None:
         self.n_clusters = n_clusters
         self.affinity = affinity
         self.n_neighbors = n_neighbors
@@ -179,5 +179,4 @@ class SCLC(ConstrainedClusteringMixin):
         self.embedding_ = v
         self.labels_ = sign_partition(W, v)
         self.cut_ = normalized_cut(W, self.labels_)
-        self.n_violated_ = int(constraints.violated(self.labels_).sum()) if len(constraints) else 0
         return self

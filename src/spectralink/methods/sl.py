@@ -26,7 +26,6 @@ import scipy.linalg as la
 import scipy.sparse as sp
 from scipy.sparse.linalg import ArpackNoConvergence, eigsh, lobpcg
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import StrOptions
 
 from ..constraints import Constraints
 from ..graph import check_connectivity, degrees
@@ -41,7 +40,9 @@ from ..spectral import (
     normalize_rows,
     sign_flip,
 )
-from ._base import COMMON_CONSTRAINTS, ConstrainedClusteringMixin
+from ..utils import StrOptions
+from ._base import COMMON_CONSTRAINTS
+from ._graph import ConstrainedClusteringMixin
 
 __all__ = ["SpectralLearning", "modify_affinity", "additive_eigenvectors"]
 
@@ -82,7 +83,7 @@ def additive_eigenvectors(
     *,
     solver: str = "auto",
     tol: float = 1e-8,
-    random_state=None,
+    random_state: int | np.random.RandomState | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Top eigenpairs of the additive normalisation ``N = (A + d_max I - D) / d_max``.
 
@@ -148,9 +149,7 @@ def _arpack_shift_invert(L, d_max, m, tol, random_state, maxiter=None):
     # disconnected, where plain Lanczos on N stalls; shift-invert around a small negative
     # shift (L - shift I is positive definite) separates the smallest eigenvalues of L
     v0 = check_random_state(random_state).uniform(-1, 1, L.shape[0])
-    return eigsh(
-        L.tocsc(), k=m, sigma=-1e-3 * d_max, which="LM", tol=tol, v0=v0, maxiter=maxiter
-    )
+    return eigsh(L.tocsc(), k=m, sigma=-1e-3 * d_max, which="LM", tol=tol, v0=v0, maxiter=maxiter)
 
 
 def _lobpcg_laplacian(L, d_max, m, tol, random_state):
@@ -245,8 +244,8 @@ class SpectralLearning(ConstrainedClusteringMixin):
         sigma: float | None = None,
         normalization: str = "symmetric",
         n_init: int = 10,
-        random_state=None,
-    ):
+        random_state: int | np.random.RandomState | None = None,
+    ) -> None:
         self.n_clusters = n_clusters
         self.affinity = affinity
         self.n_neighbors = n_neighbors

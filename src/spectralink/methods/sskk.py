@@ -35,12 +35,12 @@ import scipy.linalg as la
 import scipy.sparse as sp
 from scipy.sparse.linalg import ArpackNoConvergence, eigsh
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import StrOptions
 
 from ..constraints import Constraints
 from ..graph import degrees
-from ..utils._validation import NON_NEGATIVE, Int
-from ._base import COMMON_CONSTRAINTS, ConstrainedClusteringMixin
+from ..utils import NON_NEGATIVE, Int, StrOptions
+from ._base import COMMON_CONSTRAINTS
+from ._graph import ConstrainedClusteringMixin
 
 __all__ = [
     "SSKK",
@@ -51,7 +51,9 @@ __all__ = [
 ]
 
 
-def penalty_matrix(constraints: Constraints, n_clusters: int, penalty=None) -> sp.csr_matrix:
+def penalty_matrix(
+    constraints: Constraints, n_clusters: int, penalty: float | None = None
+) -> sp.csr_matrix:
     """``W^c``: ``+w`` on must-links, ``-w`` on cannot-links, ``w = n / (k c)`` by default."""
     n = constraints.n_samples
     if constraints.is_empty:
@@ -68,7 +70,9 @@ def _safe_degrees(A: sp.spmatrix) -> np.ndarray:
     return d
 
 
-def psd_shift(P: sp.spmatrix, d: np.ndarray, *, random_state=None) -> float:
+def psd_shift(
+    P: sp.spmatrix, d: np.ndarray, *, random_state: int | np.random.RandomState | None = None
+) -> float:
     """Smallest ``s >= 0`` making ``s D^{-1} + D^{-1} P D^{-1}`` PSD.
 
     That is ``-lambda_min(D^{-1/2} P D^{-1/2})`` (0 if already PSD).
@@ -358,11 +362,11 @@ class SSKK(ConstrainedClusteringMixin):
         n_neighbors: int = 20,
         sigma: float | None = None,
         penalty: float | None = None,
-        shift="auto",
+        shift: str | float = "auto",
         n_init: int = 10,
         max_iter: int = 100,
-        random_state=None,
-    ):
+        random_state: int | np.random.RandomState | None = None,
+    ) -> None:
         self.n_clusters = n_clusters
         self.affinity = affinity
         self.n_neighbors = n_neighbors

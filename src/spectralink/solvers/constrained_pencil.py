@@ -25,6 +25,8 @@ import scipy.linalg as la
 import scipy.sparse as sp
 from scipy.optimize import brentq
 
+from ..constraints import Constraints
+
 __all__ = [
     "constraint_block",
     "definite_pencil_eigh",
@@ -35,7 +37,7 @@ __all__ = [
 ]
 
 
-def labelled_classes(constraints) -> tuple[np.ndarray, np.ndarray] | None:
+def labelled_classes(constraints: Constraints) -> tuple[np.ndarray, np.ndarray] | None:
     """``(P, y_P)`` when the constraints are all pairs among labelled points, else ``None``.
 
     That is the protocol of SCACS and FCSC (``Constraints.from_labeled_subset``); then
@@ -51,14 +53,16 @@ def labelled_classes(constraints) -> tuple[np.ndarray, np.ndarray] | None:
     return np.asarray(idx, dtype=np.int64), np.asarray(y)
 
 
-def constraint_block(constraints) -> tuple[np.ndarray, sp.csr_matrix]:
+def constraint_block(constraints: Constraints) -> tuple[np.ndarray, sp.csr_matrix]:
     """Constrained points ``P`` and ``Q_PP``: signed pairs (+w ML, -w CL) plus ``Q_ii = 1``."""
     P = constraints.constrained_points
     Q = constraints.signed_matrix[P][:, P]
     return P, (Q + sp.identity(len(P), format="csr")).tocsr()
 
 
-def q_factor(constraints, *, rtol: float = 1e-10) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def q_factor(
+    constraints: Constraints, *, rtol: float = 1e-10
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``Q_PP = R J R^T`` with ``R`` (|P| x r) of orthogonal columns and ``J = diag(+-1)``.
 
     From labels (rank <= k, O(c k^2)) when :func:`labelled_classes` applies, otherwise a
@@ -198,7 +202,7 @@ def lowrank_pencil_positive(
     return 1.0 / mus[order], np.column_stack(vecs)[:, order]
 
 
-def partition_constraint_value(constraints, n_clusters: int, scale: float) -> float:
+def partition_constraint_value(constraints: Constraints, n_clusters: int, scale: float) -> float:
     """Mean ``v^T Q v`` over the k-1 unit directions of a partition that satisfies every
     constraint: ``(|P| + 2 w_ML + 2 w_CL / (k-1)) / scale``.
 

@@ -27,7 +27,8 @@ Two exact evaluations of ``F``:
 
 :func:`refine_dense` and :func:`refine_masked` apply eq. 12 on the full matrix (dense:
 positive propagation creates edges everywhere) or on ``supp(W)`` plus the constrained
-pairs only (sparse; exact for that masked variant).
+pairs only (sparse; exact for that masked variant). The block solves with ``eta I + L``
+are in :mod:`spectralink.solvers.shifted_laplacian` (re-exported here).
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from sklearn.utils import check_random_state
 from ..constraints import Constraints
 from ..graph import normalized_adjacency
 from . import compiled_module
+from .shifted_laplacian import chebyshev_steps, solve_shifted_laplacian, spectral_bounds
 
 __all__ = [
     "masked_pairs",
@@ -85,13 +87,9 @@ def _check_graph(W, constraints) -> tuple[sp.csr_matrix, Constraints]:
     return W, constraints
 
 
-def spectral_bounds(eta: float) -> tuple[float, float]:
-    """``[eta, 2 + eta]``, an interval containing the spectrum of ``eta I + L``.
-
-    The normalized Laplacian of a graph with non-negative weights has its spectrum in
-    [0, 2] (0 is attained; 2 only for bipartite components).
-    """
-    return eta, 2.0 + eta
+def _compiled_kernels():
+    """The numba kernels module, or None when numba is not importable."""
+    return compiled_module("_propagation_jit")
 
 
 def propagation_operator(W: sp.spmatrix, eta: float = 0.25) -> sp.csr_matrix:
@@ -103,173 +101,6 @@ def propagation_operator(W: sp.spmatrix, eta: float = 0.25) -> sp.csr_matrix:
     S, _ = normalized_adjacency(W)
     n = S.shape[0]
     return ((1.0 + eta) * sp.identity(n, format="csr") - S).tocsr()
-
-
-def _compiled_kernels():
-    """The numba kernels module, or None when numba is not importable."""
-    return compiled_module("_propagation_jit")
-
-
-def _spmm(M: sp.csr_matrix, X: np.ndarray, out: np.ndarray) -> np.ndarray:
-    jit = _compiled_kernels()
-    if jit:
-        jit.spmm(M.indptr, M.indices, M.data, X, out)
-    else:
-        out[...] = M @ X
-    return out
-
-
-def _column_norms(A: np.ndarray) -> np.ndarray:
-    return np.sqrt(np.einsum("ij,ij->j", A, A, dtype=np.float64))
-
-
-def chebyshev_steps(lo: float, hi: float, reduction: float) -> int:
-    """Chebyshev iterations that reduce every residual by ``reduction`` on ``[lo, hi]``.
-
-    After ``k`` steps the residual is ``p_k(M) r_0`` with ``max |p_k| = 1 / T_k(s)`` over
-    the spectrum, ``s = (hi + lo) / (hi - lo)``: the smallest ``k`` with
-    ``T_k(s) = cosh(k acosh s) >= reduction``. For ``[eta, 2 + eta]`` and ``eta = 0.25``
-    the rate is ``1 / (s + sqrt(s^2 - 1)) = 1/2`` per step (18 steps for 1e-5).
-    """
-    if reduction <= 1.0:
-        return 0
-    s = (hi + lo) / (hi - lo)
-    return int(np.ceil(np.arccosh(reduction) / np.arccosh(s)))
-
-
-def _chebyshev(M, B, X, lo, hi, tol, max_iter):
-    """Chebyshev cycles (Saad, Iterative Methods, Alg. 12.1) from ``X``, restarted on the
-    true residual until every column meets ``tol``; ``None`` if a cycle fails to reduce
-    the residual (``[lo, hi]`` does not contain the spectrum)."""
-    jit = _compiled_kernels()
-    b_norm = np.maximum(_column_norms(B), np.finfo(float).tiny)
-    if X.any():
-        R = B - _spmm(M, X, np.empty_like(X))
-        rel = (_column_norms(R) / b_norm).max()
-    else:  # solve_shifted_laplacian starts from zero: the first residual is B itself
-        R, rel = B.copy(), 1.0
-    theta, delta = 0.5 * (hi + lo), 0.5 * (hi - lo)
-    sigma = theta / delta
-    D, D_next = np.empty_like(X), np.empty_like(X)
-    n_iter = 0
-    while rel > tol:
-        steps = min(chebyshev_steps(lo, hi, rel / tol), max_iter - n_iter)
-        if steps <= 0:
-            raise RuntimeError(
-                f"the Chebyshev iteration did not reach tol={tol} in {max_iter} iterations."
-            )
-        np.multiply(R, 1.0 / theta, out=D)
-        rho = 1.0 / sigma
-        for _ in range(steps):
-            rho_next = 1.0 / (2.0 * sigma - rho)
-            c_d, c_r = rho_next * rho, 2.0 * rho_next / delta
-            if jit:
-                c_d, c_r = X.dtype.type(c_d), X.dtype.type(c_r)
-                jit.chebyshev_step(M.indptr, M.indices, M.data, D, X, R, D_next, c_d, c_r)
-            else:
-                X += D
-                R -= M @ D
-                np.multiply(D, c_d, out=D_next)
-                D_next += c_r * R
-            D, D_next = D_next, D
-            rho = rho_next
-        n_iter += steps
-        # the recurrence drifts from the true residual in floating point: recompute it
-        np.subtract(B, _spmm(M, X, R), out=R)
-        rel_next = (_column_norms(R) / b_norm).max()
-        if not rel_next < rel:  # also catches an overflow to nan
-            return None
-        rel = rel_next
-    return X
-
-
-def _conjugate_gradients(M, B, X, tol, max_iter):
-    """Conjugate gradients on every column at once (column-wise step sizes) from ``X``."""
-    dtype = X.dtype
-    R = B - _spmm(M, X, np.empty_like(X))
-    P = R.copy()
-    MP = np.empty_like(P)
-    b_norm2 = np.einsum("ij,ij->j", B, B, dtype=np.float64)
-    rr = np.einsum("ij,ij->j", R, R, dtype=np.float64)
-    stop = (tol**2) * np.maximum(b_norm2, np.finfo(float).tiny)
-    for _ in range(max_iter):
-        if np.all(rr <= stop):
-            return X
-        _spmm(M, P, MP)
-        pMp = np.einsum("ij,ij->j", P, MP, dtype=np.float64)
-        alpha = np.divide(rr, pMp, out=np.zeros_like(rr), where=pMp > 0).astype(dtype)
-        X += P * alpha
-        MP *= alpha
-        R -= MP
-        rr_new = np.einsum("ij,ij->j", R, R, dtype=np.float64)
-        beta = np.divide(rr_new, rr, out=np.zeros_like(rr), where=rr > 0).astype(dtype)
-        P *= beta
-        P += R
-        rr = rr_new
-    if np.all(rr <= stop):
-        return X
-    raise RuntimeError(f"conjugate gradients did not reach tol={tol} in {max_iter} iterations.")
-
-
-def solve_shifted_laplacian(
-    M: sp.spmatrix,
-    B: np.ndarray,
-    *,
-    bounds: tuple[float, float] | None = None,
-    tol: float = 1e-10,
-    max_iter: int = 500,
-    dtype=np.float64,
-) -> np.ndarray:
-    """Solve ``M U = B`` for a block of right-hand sides of the SPD operator ``eta I + L``.
-
-    Parameters
-    ----------
-    M : sparse matrix of shape (n, n)
-        Symmetric positive definite.
-    B : ndarray of shape (n, b)
-    bounds : (lo, hi), default=None
-        An interval containing the spectrum of ``M``, ``[eta, 2 + eta]`` for
-        ``eta I + L``. Given, the solver is the Chebyshev iteration on that interval:
-        no inner products, one sparse-times-block product per step, a known rate
-        (``1/2`` per step for ``eta = 0.25``), and restarts on the true residual
-        ``B - M U`` until it meets ``tol``. ``None``: conjugate gradients on every
-        column at once (also the fallback if the interval proves wrong).
-    tol : float, default=1e-10
-        Stop when every column's residual satisfies ``||b - M u|| <= tol ||b||``.
-    max_iter : int, default=500
-    dtype : {np.float64, np.float32}
-        ``np.float32`` halves memory and time; its rounding floor (about 1e-6 relative)
-        must stay below ``tol``.
-
-    Returns
-    -------
-    U : ndarray of shape (n, b), C-contiguous, of ``dtype``
-
-    Notes
-    -----
-    With numba, each Chebyshev step is one fused pass, parallel over rows, doing the
-    product and every update (:mod:`spectralink.solvers._propagation_jit`).
-
-    References
-    ----------
-    Saad, Y. (2003). Iterative Methods for Sparse Linear Systems, 2nd ed., SIAM,
-    Algorithm 12.1 (Chebyshev acceleration).
-    """
-    dtype = np.dtype(dtype)
-    M = sp.csr_matrix(M, dtype=dtype)
-    M.sort_indices()
-    B = np.ascontiguousarray(B, dtype=dtype)
-    X = np.zeros(B.shape, dtype=dtype)
-    if bounds is not None:
-        lo, hi = (float(v) for v in bounds)
-        if not 0 < lo < hi:
-            raise ValueError(f"bounds must satisfy 0 < lo < hi, got {bounds!r}.")
-        U = _chebyshev(M, B, X, lo, hi, tol, max_iter)
-        if U is not None:
-            return U
-        # the iterate may have blown up outside the interval: start again from zero
-        X[...] = 0
-    return _conjugate_gradients(M, B, X, tol, max_iter)
 
 
 def propagate_dense(
@@ -370,9 +201,7 @@ class _BlockPropagation:
         self.M = sp.csr_matrix(M[perm][:, perm])
         self.M.sort_indices()
         if block_points is None:
-            block_points = int(
-                min(512, max(32, memory_limit // (5 * self.dtype.itemsize * n)))
-            )
+            block_points = int(min(512, max(32, memory_limit // (5 * self.dtype.itemsize * n))))
         self.memory_limit = memory_limit
         ml, cl = self.new_index[cons.must_link], self.new_index[cons.cannot_link]
         self.blocks = [
@@ -396,8 +225,10 @@ class _BlockPropagation:
         Yb = sp.coo_matrix(
             (
                 np.concatenate([y, y]).astype(self.dtype),
-                (np.concatenate([local[:, 0], local[:, 1]]),
-                 np.concatenate([local[:, 1], local[:, 0]])),
+                (
+                    np.concatenate([local[:, 0], local[:, 1]]),
+                    np.concatenate([local[:, 1], local[:, 0]]),
+                ),
             ),
             shape=(m, m),
         )
@@ -408,8 +239,9 @@ class _BlockPropagation:
             return V
         return np.ascontiguousarray((Yb.tocsr() @ U.T).T)
 
-    def add_dots(self, r: np.ndarray, c: np.ndarray, U: np.ndarray, V: np.ndarray,
-                 out: np.ndarray) -> None:
+    def add_dots(
+        self, r: np.ndarray, c: np.ndarray, U: np.ndarray, V: np.ndarray, out: np.ndarray
+    ) -> None:
         """``out[t] += <U[r[t]], V[c[t]]>`` (float64 accumulation)."""
         jit = _compiled_kernels()
         if jit:
@@ -571,7 +403,7 @@ def propagate_sampled(
     *,
     n_fill: int = 20,
     tol: float = 1e-10,
-    random_state=None,
+    random_state: int | np.random.RandomState | None = None,
     block_points: int | None = None,
     memory_limit: float = 1e9,
 ) -> tuple[np.ndarray, dict]:
@@ -619,8 +451,13 @@ def propagate_sampled(
     if isinstance(n_fill, bool) or not isinstance(n_fill, numbers.Integral) or n_fill < 0:
         raise ValueError(f"n_fill must be a non-negative integer, got {n_fill!r}.")
     empty = np.zeros(0, dtype=np.int64)
-    fill = {"rows": empty, "cols": empty, "f": np.zeros(0), "f_ml": np.zeros(0),
-            "weight": np.zeros(0)}
+    fill = {
+        "rows": empty,
+        "cols": empty,
+        "f": np.zeros(0),
+        "f_ml": np.zeros(0),
+        "weight": np.zeros(0),
+    }
     if cons.is_empty:
         return np.zeros(len(rows)), fill
     prop = _BlockPropagation(W, cons, eta, tol, block_points, memory_limit)
@@ -647,9 +484,7 @@ def propagate_sampled(
         # one entry per unordered pair, off the diagonal and off the exact pairs
         lo, hi = np.minimum(di, dj), np.maximum(di, dj)
         keys = lo * np.int64(n) + hi
-        ex_keys = np.unique(
-            np.minimum(r_ex, c_ex) * np.int64(n) + np.maximum(r_ex, c_ex)
-        )
+        ex_keys = np.unique(np.minimum(r_ex, c_ex) * np.int64(n) + np.maximum(r_ex, c_ex))
         pos_in = np.searchsorted(ex_keys, keys)
         hit = (pos_in < len(ex_keys)) & (ex_keys[np.minimum(pos_in, len(ex_keys) - 1)] == keys)
         ok = (lo != hi) & ~hit
@@ -664,15 +499,13 @@ def propagate_sampled(
     order = np.lexsort((c_all, r_all))
     where = np.empty(len(order), dtype=np.int64)
     where[order] = np.arange(len(order))
-    values, f_ml = prop.pair_values(
-        r_all[order], c_all[order], cached, ml_mark=where[len(r_ex):]
-    )
+    values, f_ml = prop.pair_values(r_all[order], c_all[order], cached, ml_mark=where[len(r_ex) :])
     f_all = np.empty(len(order))
     f_all[order] = values
     fill = {
         "rows": prop.perm[r_fill],
         "cols": prop.perm[c_fill],
-        "f": eta**2 * f_all[len(r_ex):],
+        "f": eta**2 * f_all[len(r_ex) :],
         "f_ml": eta**2 * f_ml,
         "weight": eta**2 * weight,
     }

@@ -306,7 +306,12 @@ def _solve_psd_system(H: np.ndarray, rhs: np.ndarray) -> np.ndarray:
             return la.solve(H, rhs, assume_a="pos")
         except (la.LinAlgError, la.LinAlgWarning, ValueError):
             pass
-    return la.lstsq(H, rhs, cond=1e-13)[0]
+    try:
+        return la.lstsq(H, rhs, cond=1e-13)[0]
+    except la.LinAlgError:
+        # gelsd's SVD can fail to converge on some LAPACK builds; the QR-based driver solves
+        # the same least-squares problem without an SVD
+        return la.lstsq(H, rhs, cond=1e-13, lapack_driver="gelsy")[0]
 
 
 def _cg(matvec, b, x, *, maxiter: int, rtol: float = 1e-14):

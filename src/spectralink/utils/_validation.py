@@ -14,8 +14,10 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.utils._param_validation import (
+    HasMethods,
     Interval,
     InvalidParameterError,
+    Options,
     StrOptions,
     validate_parameter_constraints,
     validate_params,
@@ -23,10 +25,12 @@ from sklearn.utils._param_validation import (
 from sklearn.utils.validation import check_array
 
 __all__ = [
+    "HasMethods",
     "Int",
     "Interval",
     "InvalidParameterError",
     "NON_NEGATIVE",
+    "Options",
     "POSITIVE",
     "RealRange",
     "StrOptions",
@@ -84,9 +88,7 @@ def check_n_clusters(n_clusters, n_samples: int) -> int:
     return int(n_clusters)
 
 
-def check_features(
-    X, *, accept_sparse: bool = False, ensure_min_samples: int = 2
-) -> np.ndarray:
+def check_features(X, *, accept_sparse: bool = False, ensure_min_samples: int = 2) -> np.ndarray:
     """Feature matrix as a finite float array of shape (n_samples, n_features).
 
     ``ensure_min_samples=1`` suits ``predict``, where one new point is valid input.

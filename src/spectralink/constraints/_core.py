@@ -1,44 +1,20 @@
-"""Pairwise constraints: validation, transitive closure, generation and matrix views.
-
-A :class:`Constraints` object holds must-link (ML) and cannot-link (CL) pairs over
-``n_samples`` points, with optional positive weights (degree of belief). It is
-validated once on construction and exposes, lazily and cached, every encoding the
-methods of the library need:
-
-* ``ml_components``: connected components of the must-link graph (its transitive
-  closure), used by COSC merging, COP-KMeans and SSKK initialisation;
-* ``signed_matrix``: the sparse symmetric matrix Q with +w on ML and -w on CL pairs
-  (FCSC/SCACS use it with the diagonal added, E2CP/LSCP call it Y);
-* ``targets``: the (i, j, t, w) list of CCSR/CCSKL with all n diagonal terms.
-"""
+"""The :class:`Constraints` value object, its generators and coercion (see the package)."""
 
 from __future__ import annotations
 
-import csv
-from collections.abc import Iterable
+from collections.abc import Sequence
 from functools import cached_property
 from os import PathLike
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 from scipy.sparse.csgraph import connected_components
 from sklearn.utils import check_random_state
 
-__all__ = ["Constraints", "as_constraints", "read_constraints_csv"]
-
-_KIND_ALIASES = {
-    "ml": "ml",
-    "must-link": "ml",
-    "must_link": "ml",
-    "mustlink": "ml",
-    "1": "ml",
-    "+1": "ml",
-    "cl": "cl",
-    "cannot-link": "cl",
-    "cannot_link": "cl",
-    "cannotlink": "cl",
-    "-1": "cl",
-}
+from ..io import labeled_mask
+from ..utils import Int, check_params
+from ._csv import id_positions, parse_pairs_csv, write_pairs_csv
 
 
 def _as_pairs(pairs, name: str) -> np.ndarray:
@@ -94,29 +70,40 @@ class Constraints:
         The message names the offending pair. Duplicate pairs (in either order) are
         merged into one, keeping the largest weight.
 
+    Attributes
+    ----------
+    must_link : ndarray of shape (n_ml, 2), int64
+        The distinct must-link pairs, each ``i < j``, sorted.
+    cannot_link : ndarray of shape (n_cl, 2), int64
+        The distinct cannot-link pairs, each ``i < j``, sorted.
+    ml_weights : ndarray of shape (n_ml,)
+        Weight of every must-link pair (1 when none was given).
+    cl_weights : ndarray of shape (n_cl,)
+        Weight of every cannot-link pair (1 when none was given).
+
     Examples
     --------
     >>> from spectralink import Constraints
     >>> c = Constraints(must_link=[(0, 1)], cannot_link=[(1, 2)], n_samples=3)
     >>> c.n_must_link, c.n_cannot_link
     (1, 1)
+    >>> more = Constraints(must_link=[(1, 0)], cannot_link=[(0, 2)], n_samples=3)
+    >>> (c | more).n_must_link, (c | more).n_cannot_link
+    (1, 2)
+    >>> c.take([1]).cannot_link.tolist()
+    [[1, 2]]
     """
 
     def __init__(
         self,
-        must_link=None,
-        cannot_link=None,
+        must_link: ArrayLike | None = None,
+        cannot_link: ArrayLike | None = None,
         n_samples: int | None = None,
-        weights=None,
+        weights: ArrayLike | None = None,
     ) -> None:
         ml = _as_pairs(must_link, "must_link")
         cl = _as_pairs(cannot_link, "cannot_link")
-        if n_samples is None:
-            raise ValueError("n_samples is required: the number of points the pairs index.")
-        if isinstance(n_samples, bool) or not isinstance(n_samples, (int, np.integer)):
-            raise ValueError(f"n_samples must be a positive integer, got {n_samples!r}.")
-        if n_samples < 1:
-            raise ValueError(f"n_samples must be a positive integer, got {n_samples}.")
+        check_params({"n_samples": [Int(1, None)]}, {"n_samples": n_samples}, "Constraints")
         self.n_samples = int(n_samples)
 
         if weights is None:
@@ -224,6 +211,20 @@ class Constraints:
     def is_weighted(self) -> bool:
         return bool(np.any(self.ml_weights != 1) or np.any(self.cl_weights != 1))
 
+    @property
+    def pairs(self) -> np.ndarray:
+        """All pairs, shape ``(len(self), 2)``: the must-links, then the cannot-links.
+
+        This is the indexing of :meth:`take` and :meth:`violated`: pair ``p`` is a
+        must-link when ``p < n_must_link``.
+        """
+        return np.vstack([self.must_link, self.cannot_link])
+
+    @property
+    def weights(self) -> np.ndarray:
+        """Weight of every pair of :attr:`pairs` (``ml_weights`` then ``cl_weights``)."""
+        return np.concatenate([self.ml_weights, self.cl_weights])
+
     # ------------------------------------------------------------------ cached views
     @cached_property
     def ml_components(self) -> np.ndarray:
@@ -284,7 +285,7 @@ class Constraints:
         return np.unique(np.concatenate([self.must_link.ravel(), self.cannot_link.ravel()]))
 
     # ------------------------------------------------------------------ utilities
-    def subset(self, indices) -> Constraints:
+    def subset(self, indices: ArrayLike) -> Constraints:
         """Constraints restricted to the points ``indices``, re-indexed 0..len(indices)-1."""
         indices = np.asarray(indices, dtype=np.int64)
         pos = np.full(self.n_samples, -1, dtype=np.int64)
@@ -299,7 +300,79 @@ class Constraints:
         cl, clw = keep(self.cannot_link, self.cl_weights)
         return Constraints(ml, cl, n_samples=len(indices), weights=np.concatenate([mlw, clw]))
 
-    def violated(self, labels) -> np.ndarray:
+    def take(self, indices: ArrayLike) -> Constraints:
+        """The constraints made of the pairs ``indices`` of :attr:`pairs`, weights kept.
+
+        Parameters
+        ----------
+        indices : array-like of int
+            Positions in :attr:`pairs` (must-links ``0 .. n_must_link - 1``, then
+            cannot-links), in any order; a repeated position counts once.
+
+        Returns
+        -------
+        Constraints
+            Over the same ``n_samples`` points; its pairs keep the canonical order
+            (must-links then cannot-links, each sorted), not the order of ``indices``.
+        """
+        idx = np.asarray(indices)
+        if idx.size == 0:
+            idx = np.empty(0, dtype=np.int64)
+        if idx.ndim != 1 or not np.issubdtype(idx.dtype, np.integer):
+            raise ValueError(
+                f"indices must be a 1-d array of integer pair positions, got {idx.dtype} "
+                f"array of shape {idx.shape}."
+            )
+        bad = (idx < 0) | (idx >= len(self))
+        if bad.any():
+            raise ValueError(
+                f"pair position {int(idx[bad][0])} is out of range [0, {len(self)}) "
+                f"({self.n_must_link} must-links then {self.n_cannot_link} cannot-links)."
+            )
+        m1 = self.n_must_link
+        ml, cl = idx[idx < m1], idx[idx >= m1] - m1
+        return Constraints(
+            self.must_link[ml],
+            self.cannot_link[cl],
+            n_samples=self.n_samples,
+            weights=np.concatenate([self.ml_weights[ml], self.cl_weights[cl]]),
+        )
+
+    def union(self, other: Constraints) -> Constraints:
+        """The pairs of both sets (also ``self | other``).
+
+        A pair in both keeps the larger weight, as duplicates do on construction.
+
+        Raises
+        ------
+        ValueError
+            If the two sets index different numbers of points, or together are
+            inconsistent (the message names the pair, as the constructor's does).
+        """
+        if not isinstance(other, Constraints):
+            raise TypeError(
+                f"can only join Constraints with Constraints, got {type(other).__name__}."
+            )
+        if other.n_samples != self.n_samples:
+            raise ValueError(
+                f"cannot join constraints over {self.n_samples} points with constraints "
+                f"over {other.n_samples} points."
+            )
+        return Constraints(
+            np.vstack([self.must_link, other.must_link]),
+            np.vstack([self.cannot_link, other.cannot_link]),
+            n_samples=self.n_samples,
+            weights=np.concatenate(
+                [self.ml_weights, other.ml_weights, self.cl_weights, other.cl_weights]
+            ),
+        )
+
+    def __or__(self, other: object) -> Constraints:
+        if not isinstance(other, Constraints):
+            return NotImplemented
+        return self.union(other)
+
+    def violated(self, labels: ArrayLike) -> np.ndarray:
         """Boolean mask over ``[must_link; cannot_link]`` of the pairs ``labels`` violates."""
         labels = np.asarray(labels)
         if labels.shape != (self.n_samples,):
@@ -314,7 +387,9 @@ class Constraints:
 
     # ------------------------------------------------------------------ generators
     @classmethod
-    def from_labels(cls, y, n_pairs: int, random_state=None) -> Constraints:
+    def from_labels(
+        cls, y: ArrayLike, n_pairs: int, random_state: int | np.random.RandomState | None = None
+    ) -> Constraints:
         """Random pairs labelled by ground truth (the protocol of COSC, LSCP, E2CP).
 
         ``n_pairs`` distinct pairs of distinct labelled points are drawn uniformly at
@@ -333,8 +408,8 @@ class Constraints:
         """
         y = _check_labels(y)
         n = len(y)
-        n_pairs = _check_count(n_pairs, "n_pairs")
-        labeled = np.flatnonzero(_labeled_mask(y))
+        check_params({"n_pairs": [Int(0, None)]}, {"n_pairs": n_pairs}, "from_labels")
+        labeled = np.flatnonzero(labeled_mask(y))
         m = len(labeled)
         max_pairs = m * (m - 1) // 2
         if n_pairs > max_pairs:
@@ -365,7 +440,9 @@ class Constraints:
         return cls(pairs[same], pairs[~same], n_samples=n)
 
     @classmethod
-    def from_labeled_subset(cls, y, n_labeled: int, random_state=None) -> Constraints:
+    def from_labeled_subset(
+        cls, y: ArrayLike, n_labeled: int, random_state: int | np.random.RandomState | None = None
+    ) -> Constraints:
         """All pairs among ``n_labeled`` randomly chosen points (the protocol of SCACS, FCSC).
 
         The chosen indices and their labels are kept in :attr:`labeled_indices` and
@@ -385,8 +462,8 @@ class Constraints:
         """
         y = _check_labels(y)
         n = len(y)
-        n_labeled = _check_count(n_labeled, "n_labeled")
-        labeled = np.flatnonzero(_labeled_mask(y))
+        check_params({"n_labeled": [Int(0, None)]}, {"n_labeled": n_labeled}, "from_labeled_subset")
+        labeled = np.flatnonzero(labeled_mask(y))
         m = len(labeled)
         if n_labeled > m:
             raise ValueError(
@@ -417,10 +494,24 @@ class Constraints:
         n_samples: int,
         *,
         skip_unanswered: bool = False,
-        ids=None,
+        ids: Sequence[str] | None = None,
     ) -> Constraints:
         """Read pairs from a CSV file; see :func:`read_constraints_csv`."""
         return read_constraints_csv(path, n_samples, skip_unanswered=skip_unanswered, ids=ids)
+
+    def to_csv(self, path: str | PathLike, *, ids: Sequence[str] | None = None) -> None:
+        """Write the pairs as a CSV file ``i,j,kind[,weight]``, atomically.
+
+        Rows follow :attr:`pairs` (must-links, then cannot-links); the weight column is
+        written only when :attr:`is_weighted`. ``ids`` (one distinct string per point)
+        names the points by ID instead of index. ``Constraints.from_csv(path, n_samples,
+        ids=ids)`` reads back the same constraints.
+        """
+        if ids is not None:
+            id_positions(ids, self.n_samples)
+        kinds = ["ml"] * self.n_must_link + ["cl"] * self.n_cannot_link
+        weights = self.weights if self.is_weighted else None
+        write_pairs_csv(path, self.pairs, kinds, weights, ids=ids)
 
 
 def _check_labels(y) -> np.ndarray:
@@ -432,33 +523,12 @@ def _check_labels(y) -> np.ndarray:
     return y
 
 
-def _labeled_mask(y: np.ndarray) -> np.ndarray:
-    """True where ``y`` holds a label; negative numbers, NaN, None and "" are unlabelled."""
-    if y.dtype.kind in "iu":
-        return y >= 0
-    if y.dtype.kind == "f":
-        return ~np.isnan(y) & (y >= 0)
-    if y.dtype.kind == "b":
-        return np.ones(len(y), dtype=bool)
-    out = np.empty(len(y), dtype=bool)
-    for t, v in enumerate(y):
-        if v is None or (isinstance(v, str) and v.strip() == ""):
-            out[t] = False
-        elif isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool):
-            out[t] = not (np.isnan(v) or v < 0)
-        else:
-            out[t] = True
-    return out
-
-
-def _check_count(value, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-        raise ValueError(f"{name} must be a non-negative integer, got {value!r}.")
-    return int(value)
-
-
 def read_constraints_csv(
-    path: str | PathLike, n_samples: int, *, skip_unanswered: bool = False, ids=None
+    path: str | PathLike,
+    n_samples: int,
+    *,
+    skip_unanswered: bool = False,
+    ids: Sequence[str] | None = None,
 ) -> Constraints:
     """Read constraints from a CSV file with columns ``i,j,kind[,weight]``.
 
@@ -471,81 +541,15 @@ def read_constraints_csv(
     ``ids`` (one string per row of the data, all distinct) makes ``i`` and ``j`` row IDs
     instead of indices: each is looked up among ``ids``.
     """
-    position = None
-    if ids is not None:
-        ids = [str(v) for v in ids]
-        if len(ids) != n_samples:
-            raise ValueError(f"{len(ids)} IDs for {n_samples} rows.")
-        position = {v: t for t, v in enumerate(ids)}
-        if len(position) != len(ids):
-            seen: set[str] = set()
-            dup = next(v for v in ids if v in seen or seen.add(v))
-            raise ValueError(f"the ID {dup!r} names more than one row; IDs must be distinct.")
-
-    def is_row(text: str) -> bool:
-        return text in position if position is not None else _is_int(text)
-
-    ml, cl, wml, wcl = [], [], [], []
-    unanswered = 0
-    with open(path, newline="") as fh:
-        rows: Iterable[list[str]] = csv.reader(fh)
-        for lineno, row in enumerate(rows, start=1):
-            row = [c.strip() for c in row]
-            if not row or all(c == "" for c in row) or row[0].startswith("#"):
-                continue
-            if lineno == 1 and not is_row(row[0]):
-                continue  # header
-            if skip_unanswered and len(row) in (2, 3, 4) and (len(row) == 2 or row[2] == ""):
-                if is_row(row[0]) and is_row(row[1]):
-                    unanswered += 1
-                    continue
-            if len(row) not in (3, 4):
-                raise ValueError(
-                    f"{path}:{lineno}: expected 'i,j,kind[,weight]', got {','.join(row)!r}."
-                )
-            if position is not None:
-                unknown = [v for v in row[:2] if v not in position]
-                if unknown:
-                    raise ValueError(
-                        f"{path}:{lineno}: no row has the ID {unknown[0]!r} (pairs name rows "
-                        "by their ID when the data has an ID column)."
-                    )
-                row[:2] = [str(position[row[0]]), str(position[row[1]])]
-            if not (_is_int(row[0]) and _is_int(row[1])):
-                raise ValueError(
-                    f"{path}:{lineno}: indices must be integers, got {row[0]!r}, {row[1]!r}."
-                )
-            kind = _KIND_ALIASES.get(row[2].lower())
-            if kind is None:
-                raise ValueError(
-                    f"{path}:{lineno}: kind {row[2]!r} is not one of ml, cl, must-link, "
-                    "cannot-link, 1, -1."
-                )
-            try:
-                weight = float(row[3]) if len(row) == 4 and row[3] != "" else 1.0
-            except ValueError:
-                raise ValueError(f"{path}:{lineno}: weight {row[3]!r} is not a number.") from None
-            pair = (int(row[0]), int(row[1]))
-            if kind == "ml":
-                ml.append(pair)
-                wml.append(weight)
-            else:
-                cl.append(pair)
-                wcl.append(weight)
-    out = Constraints(ml, cl, n_samples=n_samples, weights=wml + wcl)
+    ml, cl, weights, unanswered = parse_pairs_csv(
+        path, n_samples, skip_unanswered=skip_unanswered, ids=ids
+    )
+    out = Constraints(ml, cl, n_samples=n_samples, weights=weights)
     out.n_unanswered = unanswered
     return out
 
 
-def _is_int(text: str) -> bool:
-    try:
-        int(text)
-    except ValueError:
-        return False
-    return True
-
-
-def as_constraints(constraints, n_samples: int) -> Constraints:
+def as_constraints(constraints: Constraints | tuple | None, n_samples: int) -> Constraints:
     """Coerce ``None``, a :class:`Constraints` or a ``(must_link, cannot_link)`` pair.
 
     Raises ``ValueError`` when a given :class:`Constraints` was built for a different

@@ -1,0 +1,219 @@
+"""``spectralink cluster``: fit one method on a feature file and write one label per row."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import csv
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+
+from ..constraints import Constraints
+from ..io import atomic_write, labeled_mask, read_labels
+from ._options import (
+    add_data_argument,
+    add_table_options,
+    check_method_params,
+    check_output_path,
+    common_parent,
+    make_estimator,
+    note,
+    parse_params,
+    read_answered,
+    read_table_args,
+)
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``cluster`` command to ``subparsers``."""
+    p = subparsers.add_parser(
+        "cluster",
+        parents=[common_parent()],
+        help="cluster a feature file under pairwise constraints",
+        description="Cluster the rows of DATA and write one label per line to OUTPUT.",
+    )
+    add_data_argument(p)
+    p.add_argument("-m", "--method", default="ncut", help="method name, or 'auto' (default: ncut)")
+    add_table_options(p, ids="written beside the labels (header 'id,label')")
+    p.add_argument(
+        "-c",
+        "--constraints",
+        metavar="PAIRS_CSV",
+        help="CSV with columns i,j,kind[,weight]; kind ml/cl; i,j 0-based row indices, or "
+        "row IDs with --id-column",
+    )
+    p.add_argument(
+        "-y",
+        "--labels",
+        metavar="LABELS",
+        help="true labels (one per line, .csv or .npy) to print the scores",
+    )
+    p.add_argument(
+        "--labeled",
+        metavar="Y_PARTIAL",
+        help="labels known for some rows (one per line; negative or empty: unlabelled): "
+        "all pairs among the labelled rows become constraints, and with --labels only the "
+        "other rows are scored",
+    )
+    p.add_argument(
+        "-p",
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="method parameter, repeatable (e.g. --param n_neighbors=10)",
+    )
+    p.add_argument(
+        "--plot",
+        metavar="FILE.png",
+        help="draw the clustering in 2-d (the fitted spectral embedding's first two "
+        "nontrivial coordinates, else PCA of DATA), must-links solid, cannot-links dashed",
+    )
+    p.add_argument("--random-state", type=int, default=0, metavar="S", help="seed (default: 0)")
+    p.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="print every stage with its time on stderr (progress bars for long stages)",
+    )
+    p.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="OUTPUT",
+        help="where to write the labels (CSV, one per line, header 'label'; "
+        "'id,label' with --id-column)",
+    )
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``spectralink cluster`` with the parsed ``args``; the exit status."""
+    from ..metrics import (
+        adjusted_rand_score,
+        clustering_error,
+        normalized_mutual_info_score,
+        violated_fraction,
+    )
+
+    out = Path(args.output)
+    check_output_path(out)
+    if args.plot is not None:
+        check_output_path(Path(args.plot))
+        if Path(args.plot).suffix.lower() != ".png":
+            raise ValueError(f"--plot {args.plot}: the figure is written as PNG; name it .png.")
+    params = parse_params(args.param, allow_prefix=False).get(None, {})
+    check_method_params(args.method, params)
+    X, y_npz, ids = read_table_args(args)
+    n = X.shape[0]
+    y = read_labels(args.labels, n, return_names=True)[0] if args.labels else y_npz
+    if y is not None and len(y) != n:
+        raise ValueError(f"{args.data}: y has {len(y)} labels but X has {n} rows.")
+    cons = read_answered(args.constraints, n, ids) if args.constraints else None
+    given = None  # rows whose label --labeled gives: constrained, so not scored
+    if args.labeled:
+        cons, given = _labeled_constraints(args.labeled, n, cons)
+
+    est = make_estimator(args, params)
+    with _verbose(args.verbose):
+        labels = np.asarray(est.fit(X, constraints=cons).labels_)
+
+    with atomic_write(out, "w", newline="") as fh:
+        if ids is None:
+            fh.write("label\n")
+            fh.write("".join(f"{int(v)}\n" for v in labels))
+        else:
+            writer = csv.writer(fh, lineterminator="\n")  # quotes IDs holding commas
+            writer.writerow(["id", "label"])
+            writer.writerows(zip(ids, (int(v) for v in labels), strict=True))
+
+    n_found = len(np.unique(labels))
+    print(
+        f"{args.method}: {n} points, k={args.k} ({n_found} clusters found)"
+        + (
+            f", {len(cons)} constraints ({cons.n_must_link} must-link, "
+            f"{cons.n_cannot_link} cannot-link)"
+            if cons is not None
+            else ""
+        )
+    )
+    if hasattr(est, "describe"):  # Auto: what the cross-validation chose, and its score
+        print(f"  chose      {est.describe()}")
+    if y is not None:
+        known = labeled_mask(np.asarray(y))  # unlabelled rows (-1, empty) are not scored
+        if given is not None:
+            known &= ~given
+            print(f"  scored on the {int(known.sum())} of {n} points not labelled by --labeled")
+        elif not known.all():
+            print(f"  scored on the {int(known.sum())} labelled of {n} points")
+        if not known.any():
+            raise ValueError("no row is left to score: every row is unlabelled or given.")
+        y, scored = np.asarray(y)[known], labels[known]
+        error = clustering_error(y, scored)
+        print(f"  accuracy   {1 - error:.4f}")
+        print(f"  error      {error:.4f}")
+        print(f"  ARI        {adjusted_rand_score(y, scored):.4f}")
+        print(f"  NMI        {normalized_mutual_info_score(y, scored):.4f}")
+    if cons is not None:
+        print(f"  violated   {violated_fraction(labels, cons):.4f}")
+    print(f"labels written to {out}")
+    if args.plot is not None:
+        from ..plots import embedding_2d, plot_clustering
+
+        coords, axes = embedding_2d(est, X)
+        plot_clustering(
+            coords,
+            labels,
+            cons,
+            args.plot,
+            axis_labels=axes,
+            title=f"{Path(args.data).name}: {args.method}, k={args.k}",
+        )
+        print(f"plot written to {args.plot} ({axes[0].rsplit(' ', 1)[0]} coordinates)")
+    return 0
+
+
+@contextlib.contextmanager
+def _verbose(enabled: bool) -> Iterator[None]:
+    """Stage lines of the ``spectralink`` logger on stderr, and the total, when enabled."""
+    if not enabled:
+        yield
+        return
+    import logging
+    import time
+
+    from ..progress import logger
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("spectralink: %(message)s"))
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    t0 = time.perf_counter()
+    try:
+        yield
+        logger.info("%-12s %8.2f s", "total", time.perf_counter() - t0)
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+
+
+def _labeled_constraints(
+    path: str, n: int, cons: Constraints | None
+) -> tuple[Constraints, np.ndarray]:
+    """All pairs among the rows ``path`` labels (joined with ``cons``), and those rows."""
+    codes, names = read_labels(path, n, return_names=True)
+    given = codes >= 0
+    m = int(given.sum())
+    if m < 2:
+        raise ValueError(f"{path}: {m} labelled row(s); pairs need at least 2.")
+    pairs = Constraints.from_labeled_subset(codes, m)
+    note(
+        f"{path}: {m} labelled rows in {len(names)} classes "
+        f"({', '.join(map(str, names[:10]))}{', ...' if len(names) > 10 else ''}): "
+        f"{pairs.n_must_link} must-links, {pairs.n_cannot_link} cannot-links"
+    )
+    return (pairs if cons is None else cons | pairs), given

@@ -1,0 +1,477 @@
+"""``spectralink compare``: the papers' protocol on a dataset or a labelled file, with every
+run recorded as it finishes and ``--resume`` to finish an interrupted one.
+
+Wiring only: the protocol, the record log, resuming and the summaries live in
+:mod:`spectralink.experiments`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import shlex
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from .. import __version__
+from ..io import atomic_write, csv_delimiter, labels_from_cells, read_features, read_text_table
+from ._options import (
+    add_table_options,
+    check_method_params,
+    common_parent,
+    method_params,
+    note,
+    parse_params,
+)
+
+_BASELINES = ("ncut", "sl", "copkmeans")
+DEFAULT_DATASET = "iris"
+#: Default counts per protocol: random pairs, or labelled points (all pairs among them).
+DEFAULT_CONSTRAINTS = {"pairs": (0, 50, 100, 200, 400, 800), "labeled": (0, 5, 10, 20, 30, 40)}
+DEFAULT_TRIALS = 10
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``compare`` command to ``subparsers``."""
+    p = subparsers.add_parser(
+        "compare",
+        parents=[common_parent()],
+        help="run the papers' protocol: methods x constraint counts x trials",
+        description="Draw constraint sets from the ground truth of a dataset (or of --data "
+        "FILE), run every method on the same draws, print mean ± std, and save runs (CSV, "
+        "JSON), a Markdown summary and a PNG curve into --out. Each run is recorded as it "
+        "finishes; after an interruption, the same command with --resume does the rest.",
+    )
+    source = p.add_mutually_exclusive_group()
+    source.add_argument(
+        "-d",
+        "--dataset",
+        default=None,
+        help=f"dataset name (default: {DEFAULT_DATASET}; see 'spectralink datasets')",
+    )
+    source.add_argument(
+        "--data",
+        metavar="FILE",
+        default=None,
+        help="your own data instead of a dataset: a .csv/.tsv/.txt table with a label "
+        "column (--label-column), or an .npz file with arrays X and y",
+    )
+    p.add_argument(
+        "--label-column",
+        metavar="COL",
+        default=None,
+        help="column of the --data table (name or 1-based position) holding the classes; "
+        "not a feature",
+    )
+    add_table_options(p, table="the --data table")
+    p.add_argument(
+        "-m",
+        "--methods",
+        default=None,
+        help="comma-separated method names (default: the available baselines "
+        f"among {','.join(_BASELINES)})",
+    )
+    p.add_argument(
+        "-c",
+        "--constraints",
+        default=None,
+        metavar="C1,C2,...",
+        help="constraint counts: pairs, or labelled points with --protocol labeled (default: "
+        + " with pairs, ".join(",".join(map(str, c)) for c in DEFAULT_CONSTRAINTS.values())
+        + " with labeled)",
+    )
+    p.add_argument(
+        "-t",
+        "--trials",
+        type=int,
+        default=DEFAULT_TRIALS,
+        help="constraint draws per count (default: %(default)s)",
+    )
+    p.add_argument(
+        "--protocol",
+        choices=("pairs", "labeled"),
+        default="pairs",
+        help="'pairs': random labelled pairs; 'labeled': all pairs among that "
+        "many labelled points (default: pairs)",
+    )
+    p.add_argument(
+        "--metric",
+        default="error",
+        choices=("error", "majority_error", "ari", "nmi", "violated", "ncut", "time_s"),
+        help="metric of the printed table and the plot (default: error)",
+    )
+    p.add_argument(
+        "-p",
+        "--param",
+        action="append",
+        default=[],
+        metavar="[METHOD.]KEY=VALUE",
+        help="method parameter, repeatable; without METHOD. it applies to every method that has it",
+    )
+    p.add_argument(
+        "-o",
+        "--out",
+        default="spectralink-results",
+        metavar="DIR",
+        help="output directory (default: %(default)s)",
+    )
+    p.add_argument(
+        "--data-dir",
+        default=None,
+        metavar="DIR",
+        help="directory of <name>.npz files (default: $SPECTRALINK_DATA)",
+    )
+    p.add_argument(
+        "--random-state", type=int, default=0, metavar="S", help="base seed (default: 0)"
+    )
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="keep the runs already recorded in --out (<dataset>_runs.jsonl, written as "
+        "each run finishes) and do only the missing ones; refused when they were run "
+        "with other data, protocol, seed or parameters",
+    )
+    p.add_argument(
+        "--log-x",
+        action="store_true",
+        help="logarithmic x axis in the plot (symmetric-log when a count is 0)",
+    )
+    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``spectralink compare`` with the parsed ``args``; the exit status."""
+    from ..experiments import (
+        RECORD_FIELDS,
+        RecordLog,
+        cell_seed,
+        check_methods,
+        count_label,
+        data_fingerprint,
+        format_table,
+        grid_order,
+        resumable_records,
+        run_key,
+        run_protocol,
+        summarize,
+        summary_markdown,
+        write_records_csv,
+        write_records_json,
+    )
+    from ..plots import plot_metric_curves
+
+    methods = _compare_methods(args)
+    if args.constraints is None:
+        counts = list(DEFAULT_CONSTRAINTS[args.protocol])
+    else:
+        counts = _parse_counts(args.constraints)
+    if args.trials < 1:
+        raise ValueError(f"--trials must be >= 1, got {args.trials}.")
+    if args.random_state < 0:
+        raise ValueError(f"--random-state must be >= 0, got {args.random_state}.")
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise FileExistsError(17, "--out exists and is not a directory", str(out))
+    name, X, y = _compare_data(args)
+    n = X.shape[0]
+    k = len(np.unique(y))
+    if k < 2:
+        raise ValueError(f"{name}: the labels hold {k} class; compare needs at least 2.")
+    limit = n * (n - 1) // 2 if args.protocol == "pairs" else n
+    if max(counts) > limit:
+        what = "distinct pairs" if args.protocol == "pairs" else "points"
+        raise ValueError(f"--constraints {max(counts)} exceeds the {limit} {what} of {name}.")
+    # every method, parameter value and k is checked before any run (and any file)
+    check_methods(methods, k, n)
+
+    header = {
+        "dataset": name,
+        "n_samples": int(n),
+        "n_features": int(X.shape[1]),
+        "n_clusters": int(k),
+        "data_sha256": data_fingerprint(X, y),
+        "protocol": args.protocol,
+        "random_state": args.random_state,
+        "spectralink_version": __version__,
+    }
+    log_path = out / f"{name}_runs.jsonl"
+    keep: list[dict] = []
+    done: list[dict] = []
+    if args.resume and log_path.is_file():
+        keep, done = resumable_records(log_path, header, methods)
+    elif args.resume:
+        note(f"no earlier runs in {log_path}; starting afresh")
+    elif log_path.is_file():
+        note(f"replacing the earlier runs in {log_path} (--resume keeps them)")
+    wanted = {
+        (m, c, t, cell_seed(args.random_state, c, t))
+        for c in counts
+        for t in range(args.trials)
+        for m in methods
+    }
+    done = [r for r in done if run_key(r) in wanted]
+    total = len(wanted)
+
+    print(
+        f"{name}: n={n}, d={X.shape[1]}, k={k}; methods {', '.join(methods)}; "
+        f"protocol '{args.protocol}', {args.trials} trials per count, seed {args.random_state}",
+        flush=True,
+    )
+    if done:
+        print(f"resuming: {len(done)} of {total} runs already in {log_path}", flush=True)
+
+    created = not out.exists()
+    out.mkdir(parents=True, exist_ok=True)
+    finished: list[dict] = []
+
+    def record(rec: dict) -> None:
+        log.append(rec, params=methods[rec["method"]])
+        finished.append(rec)
+
+    interrupted = False
+    with RecordLog(log_path, header, keep=keep) as log:
+        try:
+            records = run_protocol(
+                X,
+                y,
+                methods,
+                counts,
+                n_trials=args.trials,
+                protocol=args.protocol,
+                random_state=args.random_state,
+                dataset=name,
+                progress=not args.no_progress,
+                done=done,
+                on_record=record,
+            )
+        except KeyboardInterrupt:
+            interrupted = True
+            records = grid_order(
+                [{f: r[f] for f in RECORD_FIELDS} for r in done] + finished, list(methods), counts
+            )
+    resume_hint = shlex.join(
+        ["spectralink", *_without_resume(getattr(args, "argv", [])), "--resume"]
+    )
+
+    if not any(r["status"] == "ok" for r in records):
+        if interrupted:
+            print(
+                f"spectralink: interrupted before any run succeeded; resume with: {resume_hint}",
+                file=sys.stderr,
+            )
+            return 130
+        if not keep:  # nothing of value on disk: leave no trace of this run
+            log_path.unlink(missing_ok=True)
+            if created:
+                with contextlib.suppress(OSError):
+                    out.rmdir()
+        first = next((r["message"] for r in records if r["message"]), "")
+        raise ValueError(f"every run failed, nothing written; first failure: {first}")
+
+    config = {
+        **{key: header[key] for key in ("dataset", "n_samples", "n_features", "n_clusters")},
+        "methods": methods,
+        "n_constraints": counts,
+        "n_trials": args.trials,
+        "protocol": args.protocol,
+        "random_state": args.random_state,
+        "spectralink_version": __version__,
+        "n_runs": len(records),
+        "n_runs_planned": total,
+    }
+    if args.data is not None:
+        config["data"] = str(args.data)
+    paths = {
+        "runs_csv": out / f"{name}_runs.csv",
+        "runs_json": out / f"{name}_runs.json",
+        "summary": out / f"{name}_summary.md",
+        "plot": out / f"{name}_{args.metric}.png",
+    }
+    write_records_csv(records, paths["runs_csv"])
+    write_records_json(records, paths["runs_json"], config=config)
+    with atomic_write(paths["summary"], "w") as fh:
+        fh.write(summary_markdown(records, config, args.metric))
+    plot_metric_curves(
+        records,
+        paths["plot"],
+        metric=args.metric,
+        title=f"{name} (n={n}, k={k}), {args.trials} trials"
+        + (f", partial: {len(records)} of {total} runs" if interrupted else ""),
+        xlabel="number of labelled points"
+        if args.protocol == "labeled"
+        else "number of pairwise constraints",
+        log_x=args.log_x,
+    )
+
+    print(f"\n{args.metric}, mean ± std over {args.trials} trials")
+    if interrupted:
+        print(f"(partial: {len(records)} of {total} runs finished)")
+    print(
+        format_table(
+            summarize(records, args.metric), markdown=False, count_label=count_label(args.protocol)
+        )
+    )
+    _report_problems(records)
+    print("\nwritten: " + ", ".join(str(p) for p in [log_path, *paths.values()]))
+    if interrupted:
+        print(
+            f"spectralink: interrupted after {len(records)} of {total} runs; the partial "
+            f"results are written; resume with: {resume_hint}",
+            file=sys.stderr,
+        )
+        return 130
+    return 0
+
+
+def _without_resume(argv: list[str]) -> list[str]:
+    return [a for a in argv if a != "--resume"]
+
+
+def _compare_methods(args: argparse.Namespace) -> dict[str, dict]:
+    from ..registry import available_methods, get_method
+
+    if args.methods is None:
+        names = [m for m in _BASELINES if m in available_methods()]
+    else:
+        names = [m.strip().lower() for m in args.methods.split(",") if m.strip()]
+        if not names:
+            raise ValueError("--methods is empty; give names such as ncut,sl,copkmeans.")
+    for name in names:
+        get_method(name)
+    params = parse_params(args.param, allow_prefix=True)
+    unknown = sorted(set(params) - {None} - set(names))
+    if unknown:
+        raise ValueError(f"--param for method {unknown[0]!r}, which is not in --methods.")
+    out = {}
+    for name in dict.fromkeys(names):
+        allowed = method_params(name)
+        mine = {k: v for k, v in params.get(None, {}).items() if k in allowed}
+        mine.update(params.get(name, {}))
+        check_method_params(name, mine)
+        out[name] = mine
+    global_unused = set(params.get(None, {})) - set().union(*(method_params(m) for m in out))
+    if global_unused:
+        raise ValueError(f"no method in --methods has a parameter {sorted(global_unused)[0]!r}.")
+    return out
+
+
+def _compare_data(args: argparse.Namespace) -> tuple[str, np.ndarray, np.ndarray]:
+    """``(name, X, y)`` from ``--dataset`` or ``--data FILE``."""
+    from ..datasets import load
+
+    table_options = [
+        opt
+        for opt, v in (
+            ("--label-column", args.label_column),
+            ("--columns", args.columns),
+            ("--drop", args.drop),
+        )
+        if v is not None
+    ]
+    if args.data is None:
+        if table_options or args.header != "auto":
+            raise ValueError(f"{table_options[0] if table_options else '--header'} needs --data.")
+        name = (args.dataset or DEFAULT_DATASET).lower()
+        X, y = load(name, args.data_dir)
+        return name, X, y
+    path = Path(args.data)
+    if path.suffix.lower() in (".npy", ".npz"):
+        if path.suffix.lower() == ".npy":
+            raise ValueError(
+                f"{path}: an .npy file holds no classes; give a table with --label-column, "
+                "or an .npz file with arrays X and y."
+            )
+        X, y, _ = read_features(path, columns=args.columns, drop=args.drop)
+        if args.label_column is not None:
+            raise ValueError(f"--label-column applies to text tables; {path} holds y itself.")
+        if y is None:
+            raise ValueError(f"{path}: holds no array 'y' of classes; compare needs them.")
+        y = np.asarray(y)
+        if y.ndim != 1 or len(y) != X.shape[0]:
+            raise ValueError(f"{path}: y must hold one class per row of X ({X.shape[0]}).")
+        if np.issubdtype(y.dtype, np.number):
+            _check_all_labelled(y, ~np.isfinite(y) | (y < 0), f"{path}: y")
+    else:
+        if args.label_column is None:
+            raise ValueError(
+                f"--data {path} needs --label-column COL: the column holding the classes."
+            )
+        if not path.is_file():
+            raise FileNotFoundError(2, "no such file", str(path))
+        table = read_text_table(
+            path,
+            csv_delimiter(path),
+            header=args.header,
+            columns=args.columns,
+            drop=args.drop,
+            id_column=args.label_column,
+            id_option="--label-column",
+        )
+        for text in table.notes:
+            note(text)
+        X, y = table.X, _classes(table.ids, path, args.label_column)
+    return path.stem, X, y
+
+
+def _classes(values: np.ndarray, path: Path, column: str) -> np.ndarray:
+    """Class labels from the cells of a label column: integers when all are, else text."""
+    y = labels_from_cells([str(v) for v in values])
+    unlabelled = y < 0 if y.dtype.kind == "i" else y == ""
+    _check_all_labelled(y, unlabelled, f"{path}: --label-column {column}")
+    return y
+
+
+def _check_all_labelled(y: np.ndarray, unlabelled: np.ndarray, where: str) -> None:
+    """Refuse unlabelled rows (empty, NaN or negative labels): the protocol needs them all."""
+    rows = np.flatnonzero(unlabelled)
+    if len(rows):
+        raise ValueError(
+            f"{where}: {len(rows)} row(s) without a class (empty or negative; first: data row "
+            f"{rows[0] + 1}); compare draws the constraints from the class of every row."
+        )
+
+
+def _parse_counts(text: str) -> list[int]:
+    counts = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        try:
+            c = int(part)
+        except ValueError:
+            raise ValueError(f"--constraints {text!r}: {part!r} is not an integer count.") from None
+        if c < 0:
+            raise ValueError(f"--constraints {text!r}: counts must be >= 0, got {c}.")
+        counts.append(c)
+    if not counts:
+        raise ValueError("--constraints is empty; give counts such as 0,50,100.")
+    return sorted(dict.fromkeys(counts))
+
+
+def _report_problems(records) -> None:
+    """Failures per method (first message) and warnings grouped by message."""
+    lines = []
+    for method in dict.fromkeys(r["method"] for r in records):
+        mine = [r for r in records if r["method"] == method]
+        failed = [r for r in mine if r["status"] != "ok"]
+        if failed and len(failed) == len(mine):
+            lines.append(
+                f"{method}: every one of its {len(mine)} runs failed, so it is left out of "
+                f"the plot; first: {failed[0]['message']}"
+            )
+        elif failed:
+            lines.append(
+                f"{method}: {len(failed)} of {len(mine)} runs failed, first: {failed[0]['message']}"
+            )
+    by_message: dict[str, list[str]] = {}
+    for r in records:
+        for msg in filter(None, r["warnings"].split(" | ")):
+            by_message.setdefault(msg, []).append(r["method"])
+    for msg, methods in by_message.items():
+        lines.append(f"warning in {len(methods)} runs ({', '.join(dict.fromkeys(methods))}): {msg}")
+    if lines:
+        print("\n" + "\n".join(lines))

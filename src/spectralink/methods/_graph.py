@@ -1,0 +1,235 @@
+"""The graph side of the estimators: the graph they cluster and ``predict`` through it.
+
+``predict(X_new)`` extends a fitted model to new points through its training graph:
+each new point is linked to its nearest training points with the fitted graph's weights
+(:meth:`AffinityGraphMixin._new_point_affinity`), then either mapped into the learnt
+embedding (a method's ``_embed_new`` hook, e.g. the Nyström extension) and given the
+nearest fitted centre, or given the weighted vote of its neighbours' training labels.
+
+:class:`ConstrainedClusteringMixin` is the fit contract with these graph hooks, the base of
+every method that clusters a k-NN (or precomputed, or learnt) graph.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import ArrayLike
+from sklearn.base import BaseEstimator
+from sklearn.exceptions import NotFittedError
+from sklearn.utils.validation import check_is_fitted
+
+from .. import graph
+from ..graph import check_cross_affinity, safe_degrees
+from ..progress import stage
+from ..spectral import nearest_center, nystrom_extension
+from ._base import ConstrainedFitMixin
+
+__all__ = [
+    "AffinityGraphMixin",
+    "ConstrainedClusteringMixin",
+    "NYSTROM_MIN_EIGENVALUE",
+    "shareable_knn_graph",
+    "weighted_vote",
+]
+
+
+#: Smallest eigenvalue ``mu`` of the normalized adjacency that predict extends by Nyström
+#: (it divides by ``mu``); below it new points get the weighted vote of their neighbours.
+NYSTROM_MIN_EIGENVALUE = 0.05
+
+
+def weighted_vote(C: sp.spmatrix, labels: np.ndarray, n_clusters: int) -> np.ndarray:
+    """For every row of ``C`` (weights to the training points), the label with the largest
+    total weight among the training ``labels`` (ties: the smallest label)."""
+    n = len(labels)
+    onehot = sp.csr_matrix((np.ones(n), (np.arange(n), labels)), shape=(n, n_clusters))
+    scores = (sp.csr_matrix(C) @ onehot).toarray()
+    return np.argmax(scores, axis=1).astype(np.int64)
+
+
+class AffinityGraphMixin:
+    """Graph hooks: the graph a method clusters, and ``predict`` through it.
+
+    The graph built by :meth:`_affinity` is recorded (``_fit_X_``, ``_graph_spec_``) so
+    that :meth:`_new_point_affinity` can link new points to the training points with the
+    same weights; a method with an embedding implements ``_embed_new`` (rows comparable
+    with ``_centers_``), otherwise new points get the weighted vote of their neighbours'
+    labels. Used with :class:`~spectralink.methods.ConstrainedFitMixin` (see
+    :class:`ConstrainedClusteringMixin`).
+    """
+
+    def predict(self, X: ArrayLike) -> np.ndarray:
+        """Cluster labels of new points, through the fitted training graph.
+
+        Each new point is linked to its ``n_neighbors`` nearest training points with the
+        fitted graph's weights (same kernel and bandwidth as at fit time; the bandwidth
+        is not re-estimated). Methods with a spectral embedding map it into that
+        embedding (Nyström extension) and give it the nearest fitted centre; the others
+        give it the label with the largest total weight among its neighbours. The class
+        docstring says which rule a method uses. New points carry no constraints.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_new, n_features), or (n_new, n_train)
+            New points in the training feature space; with ``affinity="precomputed"``,
+            their affinities to the ``n_train`` training points (dense or sparse, finite,
+            non-negative), with the same kernel as the training affinity.
+
+        Returns
+        -------
+        labels : ndarray of shape (n_new,)
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+        ValueError
+            On a wrong number of features (or of training points), NaN or infinite
+            values, or, with a precomputed affinity, a new point with no positive
+            affinity to any training point.
+
+        Warns
+        -----
+        UserWarning
+            When a new point is so far from the training data that all its graph weights
+            are zero (Gaussian underflow); it gets the label of its nearest training point.
+        """
+        check_is_fitted(self, "labels_")
+        C, nearest = self._new_point_affinity(X)
+        isolated = np.asarray(C.sum(axis=1)).ravel() <= 0
+        if isolated.any() and nearest is None:
+            raise ValueError(
+                f"{int(isolated.sum())} new point(s) (rows {np.flatnonzero(isolated)[:5].tolist()}"
+                f"{'...' if isolated.sum() > 5 else ''}) have no positive affinity to any "
+                "training point; they cannot be placed."
+            )
+        labels = self._predict_from_affinity(C)
+        if isolated.any():
+            warnings.warn(
+                f"{int(isolated.sum())} new point(s) are too far from the training data for "
+                "any graph weight (all underflow to 0); each gets the label of its nearest "
+                "training point.",
+                UserWarning,
+                stacklevel=2,
+            )
+            labels[isolated] = self.labels_[nearest[isolated]]
+        return labels
+
+    # ------------------------------------------------------------ predict hooks
+    def _predict_from_affinity(self, C: sp.csr_matrix) -> np.ndarray:
+        """Labels from the weights ``C`` (n_new x n_train): embedding or vote."""
+        F = self._embed_new(C)
+        if F is None:
+            return weighted_vote(C, self.labels_, self.n_clusters)
+        return nearest_center(F, self._centers_)
+
+    def _embed_new(self, C: sp.csr_matrix) -> np.ndarray | None:
+        """New points' rows of the learnt embedding, comparable with ``_centers_``;
+        ``None`` (the default) means predict by a weighted vote of the neighbours."""
+        return None
+
+    def _njw_embed_new(
+        self,
+        C: sp.csr_matrix,
+        vectors: np.ndarray,
+        laplacian_eigenvalues: np.ndarray,
+        used: np.ndarray | None = None,
+    ) -> np.ndarray | None:
+        """Nyström extension of ``vectors`` (eigenvectors of the normalized Laplacian of
+        ``affinity_matrix_`` with eigenvalues ``laplacian_eigenvalues``) to new points.
+
+        ``used`` (boolean, per vector) marks the vectors the embedding depends on; the
+        others are returned as zero columns. ``None`` (vote) when a used vector's
+        eigenvalue ``mu = 1 - lambda`` of the normalized adjacency is below
+        :data:`NYSTROM_MIN_EIGENVALUE`: the extension divides by ``mu``.
+        """
+        mu = 1.0 - np.asarray(laplacian_eigenvalues, dtype=np.float64)
+        used = np.ones(len(mu), dtype=bool) if used is None else np.asarray(used, dtype=bool)
+        if np.any(mu[used] < NYSTROM_MIN_EIGENVALUE):
+            return None
+        F = np.zeros((C.shape[0], len(mu)))
+        F[:, used] = nystrom_extension(
+            C, safe_degrees(self.affinity_matrix_), vectors[:, used], mu[used]
+        )
+        return F
+
+    def _new_point_affinity(self, X) -> tuple[sp.csr_matrix, np.ndarray | None]:
+        """Weights ``C`` (n_new x n_train) of new points to the training points of the fitted
+        graph, and each new point's nearest training point (``None`` when precomputed)."""
+        spec = getattr(self, "_graph_spec_", None)
+        if spec is None:
+            raise NotFittedError(
+                f"this {type(self).__name__} was not fitted through fit() (no record of its "
+                "graph); call fit before predict."
+            )
+        if spec["kind"] == "precomputed":
+            return check_cross_affinity(X, spec["n_fit"]), None
+        X = self._check_new_features(X)
+        if spec["kind"] == "adaptive_knn":
+            return graph.adaptive_knn_cross_affinity(
+                self._fit_X_, X, spec["n_neighbors"], spec["scales"],
+                random_state=self.random_state,
+            )  # fmt: skip
+        return graph.knn_cross_affinity(
+            self._fit_X_, X, spec["n_neighbors"], spec["sigma"], random_state=self.random_state
+        )
+
+    def _affinity(self, X) -> sp.csr_matrix:
+        """The graph the method clusters: the k-NN Gaussian graph (``"knn"``), the adaptive
+        one of COSC (``"adaptive_knn"``, for methods that list it in
+        :meth:`_feature_affinities`) or the precomputed one.
+
+        Records what :meth:`predict` needs to link new points to it: ``_graph_spec_``
+        (kind, neighbours, bandwidth or per-point scales) and, for features, ``_fit_X_``,
+        a reference to the validated training features (no copy when ``X`` was already a
+        float array; the model then holds n x n_features floats, also in its pickle).
+        """
+        if sp.issparse(X) and getattr(self, "affinity", None) == "precomputed":
+            self._graph_spec_ = {"kind": "precomputed", "n_fit": X.shape[0]}
+            self._fit_X_ = None
+            return X
+        n_neighbors = min(self.n_neighbors, X.shape[0] - 1)
+        # through the module, so that the neighbour search is the one graph.py provides
+        dist, ind = graph.kneighbors(X, n_neighbors, random_state=self.random_state)
+        self._fit_X_ = X
+        with stage("graph") as st:
+            if getattr(self, "affinity", None) == "adaptive_knn":
+                st.detail = f"adaptive k-NN, k={n_neighbors}"
+                scales = graph.adaptive_scales(dist)
+                self._graph_spec_ = {
+                    "kind": "adaptive_knn", "n_neighbors": n_neighbors, "scales": scales,
+                }  # fmt: skip
+                return graph.adaptive_knn_graph(dist, ind, scales)
+            st.detail = f"k-NN Gaussian, k={n_neighbors}"
+            sigma = graph.sigma_from_distances(dist) if self.sigma is None else self.sigma
+            self._graph_spec_ = {"kind": "knn", "n_neighbors": n_neighbors, "sigma": float(sigma)}
+            return graph.gaussian_knn_graph(dist, ind, sigma)
+
+
+class ConstrainedClusteringMixin(AffinityGraphMixin, ConstrainedFitMixin):
+    """Base class of the graph methods: the fit contract
+    (:class:`~spectralink.methods.ConstrainedFitMixin`) with the graph hooks and
+    ``predict`` of :class:`AffinityGraphMixin`."""
+
+
+def shareable_knn_graph(estimator: BaseEstimator) -> tuple | None:
+    """``(n_neighbors, sigma)`` of the k-NN graph ``estimator`` would build, or None.
+
+    Not None only when the estimator builds its graph with the base class's standard
+    ``knn_affinity`` (it does not override ``_affinity``) and accepts a precomputed one, so
+    that a graph built once can be handed to it as ``affinity="precomputed"``.
+    """
+    if not isinstance(estimator, AffinityGraphMixin):
+        return None
+    cls = type(estimator)
+    if not getattr(cls, "_supports_precomputed", True):
+        return None
+    if cls._affinity is not AffinityGraphMixin._affinity:
+        return None
+    params = estimator.get_params(deep=False)
+    if params.get("affinity") != "knn" or "n_neighbors" not in params or "sigma" not in params:
+        return None
+    return (params["n_neighbors"], params["sigma"])

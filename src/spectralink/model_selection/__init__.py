@@ -1,0 +1,47 @@
+"""Model selection with pairwise constraints: cross-validation over the constraints.
+
+Constrained clustering has no labels to validate against, but the constraints themselves
+can be held out: fit on part of the must-link / cannot-link pairs (always on *all* the
+points) and count how many of the held-out pairs the partition satisfies (Pourrajabi et
+al. 2014; Van Craenendonck & Blockeel 2017). :class:`ConstraintSearchCV` does this over a
+scikit-learn style parameter grid, possibly across methods; :func:`constraint_folds`
+builds the folds (over the pairs, or over the constrained points when the pairs imply one
+another), :func:`balanced_constraint_score`, :func:`kappa_constraint_score` and
+:func:`constraint_accuracy` are the built-in scores, :func:`prefer_reference` is a
+one-standard-error rule that keeps a reference candidate unless another beats it beyond
+the folds' noise, and :func:`relative_sigmas` expresses Gaussian bandwidths as multiples
+of the library's default bandwidth r. :class:`spectralink.Auto` builds on them.
+
+References
+----------
+Pourrajabi, M., Moulavi, D., Campello, R. J. G. B., Zimek, A., Sander, J., & Goebel, R.
+(2014). Model selection for semi-supervised clustering. EDBT.
+Van Craenendonck, T., & Blockeel, H. (2017). Constraint-based clustering selection.
+Machine Learning 106(9-10).
+Warrens, M. J. (2008). On the equivalence of Cohen's kappa and the Hubert-Arabie adjusted
+Rand index. Journal of Classification 25(2).
+"""
+
+from ._candidates import RelativeSigma, relative_sigmas
+from ._scores import (
+    SCORER_NAMES,
+    balanced_constraint_score,
+    constraint_accuracy,
+    kappa_constraint_score,
+)
+from ._search import ConstraintSearchCV, prefer_reference
+from ._split import MAX_MOVED_FRACTION, UnfoldableConstraintsError, constraint_folds
+
+__all__ = [
+    "MAX_MOVED_FRACTION",
+    "SCORER_NAMES",
+    "ConstraintSearchCV",
+    "RelativeSigma",
+    "UnfoldableConstraintsError",
+    "balanced_constraint_score",
+    "constraint_accuracy",
+    "constraint_folds",
+    "kappa_constraint_score",
+    "prefer_reference",
+    "relative_sigmas",
+]
