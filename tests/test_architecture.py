@@ -33,7 +33,7 @@ FLOORS: list[set[str]] = [
     {"solvers"},
     {"spectral", "graph", "neighbors", "metrics"},
     {"constraints"},
-    {"io"},
+    {"io", "preprocessing"},
     {"utils", "datasets", "parallel", "progress", "exceptions"},
 ]
 FLOOR_OF = {room: i for i, rooms in enumerate(FLOORS) for room in rooms}

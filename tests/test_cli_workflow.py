@@ -247,9 +247,13 @@ def test_query_writes_ids_and_cluster_reads_them_back(capsys, id_table):
     )
     assert code == 0, err
     with open(d / "ask2.csv", newline="") as fh:
-        again = {frozenset(r[:2]) for r in list(csv.reader(fh))[1:]}
-    assert len(again) == 4 and all(pair <= set(ids) for pair in again)
+        rows = list(csv.reader(fh))[1:]
+    # the known pairs come first, answered, so that the answered file is the whole set
     asked = {frozenset((ids[i], ids[j])) for i, j, _ in answered}
+    assert {frozenset(r[:2]) for r in rows[:6]} == asked and all(r[2] for r in rows[:6])
+    again = {frozenset(r[:2]) for r in rows[6:]}
+    assert len(again) == 4 and all(pair <= set(ids) for pair in again)
+    assert all(r[2] == "" for r in rows[6:])
     assert not again & asked
 
 

@@ -1,10 +1,10 @@
 """Files as users have them: feature tables, label files, and writes that never half-finish.
 
-:func:`read_text_table` turns a delimited text file into a float matrix while
-handling what real files hold: a header row (also one of numeric names ``0,1,...``
-as written by ``DataFrame.to_csv`` of a NumPy array), the unnamed index column
-pandas writes first, columns chosen or dropped by name or position, an ID column
-kept aside, and errors that point at the file's line and column (both 1-based).
+:func:`read_text_table` turns a delimited text file into a float matrix while handling
+what real files hold: a header row (also one of numeric names ``0,1,...`` as written by
+``DataFrame.to_csv`` of a NumPy array), the unnamed index column pandas writes first,
+columns chosen or dropped by name or position, an ID column kept aside, and errors that
+point at the file's line and column (both 1-based) and say how to mend a missing value.
 :func:`read_parquet_table` reads Parquet files through pandas and pyarrow (the optional
 extra ``spectralink[parquet]``) with the same column options. :func:`read_features` picks
 the reader by the file's ending (also ``.npy``, ``.npz``); :func:`read_labels` reads one label
@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .preprocessing import missing_value_hint
 from .utils import StrOptions, validate_params
 
 __all__ = [
@@ -284,17 +285,17 @@ def read_text_table(
                 text = block[r, jj]
                 if not is_number(text):
                     what = "an empty cell" if text == "" else f"{text!r} is not a number"
-                    name = names[j] if names is not None and names[j] else str(j + 1)
+                    hint = missing_value_hint(names[j] if names and names[j] else str(j + 1))
                     raise ValueError(
-                        f"{path}: line {lines[r]}, {label(j)}: {what}; features must be "
-                        f"numbers (leave a column out with --drop {name})."
+                        f"{path}: line {lines[r]}, {label(j)}: {what}; {hint}."
                     ) from None
         raise
     bad = ~np.isfinite(X)
     if bad.any():
         r, jj = np.argwhere(bad)[0]
         raise ValueError(
-            f"{path}: line {lines[r]}, {label(keep[jj])}: non-finite value {block[r, jj]!r}."
+            f"{path}: line {lines[r]}, {label(keep[jj])}: non-finite value {block[r, jj]!r}; "
+            f"{missing_value_hint((names or [''] * n_cols)[keep[jj]] or str(keep[jj] + 1))}."
         )
     return Table(X=X, names=names_of(keep), ids=ids, notes=notes)
 
@@ -390,7 +391,8 @@ def read_parquet_table(
         r, jj = np.argwhere(bad)[0]
         what = "a missing value" if np.isnan(X[r, jj]) else f"non-finite value {X[r, jj]}"
         raise ValueError(
-            f"{path}: row {r + 1}, column {keep[jj] + 1} ({names[keep[jj]]!r}): {what}."
+            f"{path}: row {r + 1}, column {keep[jj] + 1} ({names[keep[jj]]!r}): {what}; "
+            f"{missing_value_hint(names[keep[jj]])}."
         )
     ids = None if id_j is None else df.iloc[:, id_j].astype(str).to_numpy()
     return Table(X=np.ascontiguousarray(X), names=[names[j] for j in keep], ids=ids, notes=notes)
@@ -490,7 +492,8 @@ def read_features(
     if not np.all(np.isfinite(X)):
         r, c = np.argwhere(~np.isfinite(X))[0]
         raise ValueError(
-            f"{path}: non-finite value {X[r, c]} at row index {r}, column index {c} (0-based)."
+            f"{path}: non-finite value {X[r, c]} at row index {r}, column index {c} (0-based); "
+            f"{missing_value_hint(str(c + 1))}."
         )
     return X.astype(np.float64, copy=False), y, table
 

@@ -79,6 +79,39 @@ def add_table_options(
         )
 
 
+def add_scale_option(p: argparse.ArgumentParser) -> None:
+    """``--scale``: the scikit-learn scaler applied to the features before clustering."""
+    from ..preprocessing import DEFAULT_SCALE, SCALES, SPREAD_FACTOR
+
+    p.add_argument(
+        "--scale",
+        choices=SCALES,
+        default=DEFAULT_SCALE,
+        help="scale the feature columns first: 'standard' (zero mean, unit variance), "
+        "'robust' (median, interquartile range), 'none' (as given), 'auto': standard when "
+        f"the widest column's standard deviation is more than {SPREAD_FACTOR:g} times the "
+        f"median column's, else none (default: {DEFAULT_SCALE})",
+    )
+
+
+def scale_args(args: argparse.Namespace, X: np.ndarray) -> np.ndarray:
+    """``X`` scaled as ``args.scale`` says; one note says what ``auto`` did, or that the
+    unscaled columns differ in spread."""
+    from ..preprocessing import column_spread_ratio, scale_features, spread_note
+
+    ratio = column_spread_ratio(X)
+    scaled, used = scale_features(X, args.scale)
+    if args.scale == "auto" and used != "none":
+        note(
+            f"features standardised (--scale auto: the widest column's spread is {ratio:.0f} "
+            "times the median column's); --scale none keeps them as given"
+        )
+    text = spread_note(X, used)
+    if text is not None:
+        note(text)
+    return scaled
+
+
 def note(text: str) -> None:
     """One ``spectralink: note:`` line on stderr."""
     print(f"spectralink: note: {text}", file=sys.stderr)
@@ -149,6 +182,53 @@ def check_method_params(name: str, params: dict) -> None:
         )
 
 
+#: ``--param`` values beyond this magnitude overflow once squared (a bandwidth's square).
+_LARGEST = 1e150
+
+
+def check_param_values(name: str, params: dict, n_samples: int, n_clusters: int) -> list[str]:
+    """Refuse a ``--param`` value that overflows floating point; one line per value the
+    method ``name`` clips to the data or ignores (returned, for :func:`note`)."""
+    for key, value in params.items():
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            if not np.isfinite(float(value)) or abs(value) > _LARGEST:
+                raise ValueError(
+                    f"--param {key}={value!r} overflows floating point in {name!r} (its square "
+                    f"exceeds the largest float); give a value below {_LARGEST:g}."
+                )
+    lines = []
+    k = params.get("n_neighbors")
+    if isinstance(k, int) and not isinstance(k, bool) and k > n_samples - 1:
+        lines.append(
+            f"--param n_neighbors={k} is more than the {n_samples - 1} other rows of the data: "
+            f"{name!r} clips it to {n_samples - 1}"
+        )
+    p = params.get("n_landmarks")
+    if isinstance(p, int) and not isinstance(p, bool) and p > n_samples:
+        lines.append(
+            f"--param n_landmarks={p} is more than the {n_samples} rows of the data: "
+            f"{name!r} clips it to {n_samples}"
+        )
+    if name == "cosc" and n_clusters > 2 and params.get("n_starts") is not None:
+        lines.append(
+            f"--param n_starts={params['n_starts']} is ignored by COSC with k={n_clusters}: it "
+            "sets the starts of the two-cluster search; the k-way search reads n_split_starts"
+        )
+    return lines
+
+
+def fit_estimator(est: BaseEstimator, X: np.ndarray, constraints, params: dict) -> None:
+    """``est.fit(X, constraints=...)``, an overflow becoming an error naming ``params``."""
+    try:
+        est.fit(X, constraints=constraints)
+    except OverflowError as exc:
+        given = ", ".join(f"{k}={v!r}" for k, v in params.items()) or "the defaults"
+        raise ValueError(
+            f"{type(est).__name__} overflowed floating point ({exc}) with --param {given}; "
+            "give smaller values (or scale the features with --scale standard)."
+        ) from None
+
+
 def make_estimator(args: argparse.Namespace, params: dict) -> BaseEstimator:
     """``args.method`` with ``n_clusters=args.k`` and ``params``; ``--random-state`` unless
     ``params`` fix one."""
@@ -169,19 +249,25 @@ def check_output_path(path: Path) -> None:
         raise IsADirectoryError(21, "output is a directory", str(path))
 
 
-def read_answered(path: str, n: int, ids: np.ndarray | None = None) -> Constraints:
-    """Constraints from a file in which some rows may still lack an answer; with
-    ``ids``, the file names rows by ID."""
-    from ..constraints import Constraints
+def read_answered(paths: str | list[str], n: int, ids: np.ndarray | None = None) -> Constraints:
+    """Constraints from one or several files (merged) in which some rows may still lack an
+    answer; with ``ids``, the files name rows by ID. Notes say what was skipped or merged."""
+    from ..constraints import read_constraints_files
 
+    paths = [paths] if isinstance(paths, str) else list(paths)
     try:
-        cons = Constraints.from_csv(path, n, skip_unanswered=True, ids=ids)
+        cons, notes = read_constraints_files(paths, n, skip_unanswered=True, ids=ids)
     except ValueError as exc:
         if ids is not None and "IDs must be distinct" in str(exc):
             raise ValueError(f"--id-column: {exc}") from None
         raise
     if cons.n_unanswered:
-        note(f"{path}: {cons.n_unanswered} row(s) without a kind (not answered) skipped")
+        where = paths[0] if len(paths) == 1 else f"{len(paths)} files"
+        note(f"{where}: {cons.n_unanswered} row(s) without a kind (not answered) skipped")
+    for text in notes:
+        note(text)
+    if len(paths) > 1:
+        note(f"--constraints: {len(paths)} files merged into {len(cons)} pairs")
     return cons
 
 

@@ -15,15 +15,19 @@ from ..constraints import Constraints
 from ..io import atomic_write, labeled_mask, read_labels
 from ._options import (
     add_data_argument,
+    add_scale_option,
     add_table_options,
     check_method_params,
     check_output_path,
+    check_param_values,
     common_parent,
+    fit_estimator,
     make_estimator,
     note,
     parse_params,
     read_answered,
     read_table_args,
+    scale_args,
 )
 
 
@@ -38,12 +42,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     add_data_argument(p)
     p.add_argument("-m", "--method", default="ncut", help="method name, or 'auto' (default: ncut)")
     add_table_options(p, ids="written beside the labels (header 'id,label')")
+    add_scale_option(p)
     p.add_argument(
         "-c",
         "--constraints",
+        action="append",
         metavar="PAIRS_CSV",
         help="CSV with columns i,j,kind[,weight]; kind ml/cl; i,j 0-based row indices, or "
-        "row IDs with --id-column",
+        "row IDs with --id-column; repeatable: the files are merged (a pair in several is "
+        "kept once, contradictions are errors naming each file:line)",
     )
     p.add_argument(
         "-y",
@@ -108,6 +115,7 @@ def run(args: argparse.Namespace) -> int:
     params = parse_params(args.param, allow_prefix=False).get(None, {})
     check_method_params(args.method, params)
     X, y_npz, ids = read_table_args(args)
+    X = scale_args(args, X)
     n = X.shape[0]
     y = read_labels(args.labels, n, return_names=True)[0] if args.labels else y_npz
     if y is not None and len(y) != n:
@@ -117,9 +125,12 @@ def run(args: argparse.Namespace) -> int:
     if args.labeled:
         cons, given = _labeled_constraints(args.labeled, n, cons)
 
+    for text in check_param_values(args.method, params, n, args.k):
+        note(text)
     est = make_estimator(args, params)
     with _verbose(args.verbose):
-        labels = np.asarray(est.fit(X, constraints=cons).labels_)
+        fit_estimator(est, X, cons, params)
+    labels = np.asarray(est.labels_)
 
     with atomic_write(out, "w", newline="") as fh:
         if ids is None:

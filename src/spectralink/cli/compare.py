@@ -18,12 +18,15 @@ import numpy as np
 from .. import __version__
 from ..io import atomic_write, csv_delimiter, labels_from_cells, read_features, read_text_table
 from ._options import (
+    add_scale_option,
     add_table_options,
     check_method_params,
+    check_param_values,
     common_parent,
     method_params,
     note,
     parse_params,
+    scale_args,
 )
 
 _BASELINES = ("ncut", "sl", "copkmeans")
@@ -66,6 +69,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "not a feature",
     )
     add_table_options(p, table="the --data table")
+    add_scale_option(p)
     p.add_argument(
         "-m",
         "--methods",
@@ -176,6 +180,7 @@ def run(args: argparse.Namespace) -> int:
     if out.exists() and not out.is_dir():
         raise FileExistsError(17, "--out exists and is not a directory", str(out))
     name, X, y = _compare_data(args)
+    X = scale_args(args, X)
     n = X.shape[0]
     k = len(np.unique(y))
     if k < 2:
@@ -186,6 +191,9 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--constraints {max(counts)} exceeds the {limit} {what} of {name}.")
     # every method, parameter value and k is checked before any run (and any file)
     check_methods(methods, k, n)
+    for method, params in methods.items():
+        for text in check_param_values(method, params, n, k):
+            note(text)
 
     header = {
         "dataset": name,
@@ -195,6 +203,7 @@ def run(args: argparse.Namespace) -> int:
         "data_sha256": data_fingerprint(X, y),
         "protocol": args.protocol,
         "random_state": args.random_state,
+        "scale": args.scale,
         "spectralink_version": __version__,
     }
     log_path = out / f"{name}_runs.jsonl"
@@ -277,6 +286,7 @@ def run(args: argparse.Namespace) -> int:
         "n_constraints": counts,
         "n_trials": args.trials,
         "protocol": args.protocol,
+        "scale": args.scale,
         "random_state": args.random_state,
         "spectralink_version": __version__,
         "n_runs": len(records),

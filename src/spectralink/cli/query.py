@@ -6,16 +6,23 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+import numpy as np
+
 from ._options import (
     add_data_argument,
+    add_scale_option,
     add_table_options,
     check_method_params,
     check_output_path,
+    check_param_values,
     common_parent,
+    fit_estimator,
     make_estimator,
+    note,
     parse_params,
     read_answered,
     read_table_args,
+    scale_args,
 )
 
 
@@ -31,11 +38,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     add_data_argument(p)
     add_table_options(p, ids="naming the rows in OUTPUT and in --constraints")
+    add_scale_option(p)
     p.add_argument(
         "-c",
         "--constraints",
+        action="append",
         metavar="PAIRS_CSV",
-        help="pairs answered so far (i,j,kind[,weight]); rows with an empty kind are skipped",
+        help="pairs answered so far (i,j,kind[,weight]); rows with an empty kind are skipped; "
+        "repeatable: the files are merged, and OUTPUT repeats these known pairs above the "
+        "new questions, so that the one file answered is the whole set",
     )
     p.add_argument(
         "-m",
@@ -96,15 +107,18 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--n-pairs must be >= 1, got {args.n_pairs}.")
     strategy = resolve_strategy(args.strategy)
     X, _, ids = read_table_args(args)
+    X = scale_args(args, X)
     n = X.shape[0]
     if ids is not None and len(set(ids)) != n:
         dup = next(str(v) for t, v in enumerate(ids) if v in ids[:t])
         raise ValueError(f"--id-column: the ID {dup!r} names more than one row.")
     cons = read_answered(args.constraints, n, ids) if args.constraints else None
-    est = None
+    est, params = None, {}
     if args.method is not None:
         params = parse_params(args.param, allow_prefix=False).get(None, {})
         check_method_params(args.method, params)
+        for text in check_param_values(args.method, params, n, args.k):
+            note(text)
         est = make_estimator(args, params)
     elif args.param:
         raise ValueError("--param needs --method.")
@@ -125,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"{kept} answer(s), {report.n_skipped} skipped; {where}")
         return 0
     if est is not None and strategy in PARTITION_STRATEGIES:
-        est.fit(X, constraints=cons)
+        fit_estimator(est, X, cons, params)
     pairs = select_pairs(
         X,
         args.n_pairs,
@@ -135,9 +149,18 @@ def run(args: argparse.Namespace) -> int:
         strategy=strategy,
         random_state=args.random_state,
     )
-    write_pairs_csv(out, pairs, ids=ids)
+    known = cons is not None and len(cons) > 0
+    if known:  # the known pairs first: the answered file is then the whole set
+        new = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+        kinds = ["ml"] * cons.n_must_link + ["cl"] * cons.n_cannot_link + [""] * len(new)
+        weights = np.r_[cons.weights, np.ones(len(new))] if cons.is_weighted else None
+        write_pairs_csv(out, np.vstack([cons.pairs, new]), kinds, weights, ids=ids)
+    else:
+        write_pairs_csv(out, pairs, ids=ids)
     print(
-        f"{len(pairs)} pair(s) chosen by '{strategy}' written to {out}: fill the kind "
-        "column with ml (same group) or cl (different groups)"
+        f"{len(pairs)} pair(s) chosen by '{strategy}' written to {out}"
+        + (f" below the {len(cons)} known pair(s)" if known else "")
+        + ": fill the empty kind cells with ml (same group) or cl (different groups)"
+        + (f", then pass {out} alone to --constraints" if known else "")
     )
     return 0

@@ -14,18 +14,29 @@ methods of the library need:
 Pairs are indexed over :attr:`Constraints.pairs`, the must-links followed by the
 cannot-links; :meth:`Constraints.take` and :meth:`Constraints.violated` use that indexing.
 :meth:`Constraints.union` (``a | b``) joins two sets, and :meth:`Constraints.to_csv` /
-:meth:`Constraints.from_csv` write and read the ``i,j,kind[,weight]`` file format.
+:meth:`Constraints.from_csv` write and read the ``i,j,kind[,weight]`` file format;
+:func:`read_constraints_files` merges several files, naming rows by ID and pairs by
+``file:line`` in its messages.
 """
 
 from __future__ import annotations
 
-from ._core import Constraints, as_constraints, labeled_mask, read_constraints_csv
+from ._core import (
+    Constraints,
+    InconsistentConstraintsError,
+    as_constraints,
+    labeled_mask,
+    read_constraints_csv,
+)
 from ._csv import write_pairs_csv
+from ._files import read_constraints_files
 
 __all__ = [
     "Constraints",
+    "InconsistentConstraintsError",
     "as_constraints",
     "labeled_mask",
     "read_constraints_csv",
+    "read_constraints_files",
     "write_pairs_csv",
 ]

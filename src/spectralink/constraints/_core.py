@@ -14,7 +14,17 @@ from sklearn.utils import check_random_state
 
 from ..io import labeled_mask
 from ..utils import Int, check_params
-from ._csv import id_positions, parse_pairs_csv, write_pairs_csv
+from ._csv import id_positions, write_pairs_csv
+
+
+class InconsistentConstraintsError(ValueError):
+    """Pairs that no partition satisfies: ``pair`` (row positions) is both a must-link and a
+    cannot-link, or a cannot-link whose ends the must-link ``chain`` joins."""
+
+    def __init__(self, message: str, pair: tuple[int, int], chain: list[int] | None = None):
+        super().__init__(message)
+        self.pair = pair
+        self.chain = chain
 
 
 def _as_pairs(pairs, name: str) -> np.ndarray:
@@ -153,15 +163,19 @@ class Constraints:
         both = np.intersect1d(ml_keys, cl_keys)
         if len(both):
             i, j = divmod(int(both[0]), n)
-            raise ValueError(f"pair ({i}, {j}) is both a must-link and a cannot-link.")
+            raise InconsistentConstraintsError(
+                f"pair ({i}, {j}) is both a must-link and a cannot-link.", (i, j)
+            )
         comp = self.ml_components
         inside = comp[cl[:, 0]] == comp[cl[:, 1]]
         if inside.any():
             i, j = cl[np.flatnonzero(inside)[0]]
             chain = self._ml_path(int(i), int(j))
-            raise ValueError(
+            raise InconsistentConstraintsError(
                 f"cannot-link ({i}, {j}) joins two points linked by a chain of must-links "
-                f"({' - '.join(map(str, chain))}); the constraints are inconsistent."
+                f"({' - '.join(map(str, chain))}); the constraints are inconsistent.",
+                (int(i), int(j)),
+                chain,
             )
 
     def _ml_path(self, source: int, target: int) -> list[int]:
@@ -541,12 +555,9 @@ def read_constraints_csv(
     ``ids`` (one string per row of the data, all distinct) makes ``i`` and ``j`` row IDs
     instead of indices: each is looked up among ``ids``.
     """
-    ml, cl, weights, unanswered = parse_pairs_csv(
-        path, n_samples, skip_unanswered=skip_unanswered, ids=ids
-    )
-    out = Constraints(ml, cl, n_samples=n_samples, weights=weights)
-    out.n_unanswered = unanswered
-    return out
+    from ._files import read_constraints_files  # it builds on Constraints
+
+    return read_constraints_files([path], n_samples, skip_unanswered=skip_unanswered, ids=ids)[0]
 
 
 def as_constraints(constraints: Constraints | tuple | None, n_samples: int) -> Constraints:

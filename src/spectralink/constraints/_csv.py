@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 from collections.abc import Iterable, Sequence
 from os import PathLike
+from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -31,6 +32,23 @@ _KIND_ALIASES = {
 }
 
 
+class PairRow(NamedTuple):
+    """One answered row of a constraints file: where it is, the pair (row positions), its
+    kind (``"ml"``/``"cl"``) and weight."""
+
+    path: str
+    line: int
+    i: int
+    j: int
+    kind: str
+    weight: float
+
+    @property
+    def where(self) -> str:
+        """``file:line``, for messages."""
+        return f"{self.path}:{self.line}"
+
+
 def parse_pairs_csv(
     path: str | PathLike,
     n_samples: int,
@@ -43,12 +61,30 @@ def parse_pairs_csv(
     The rows as given (not yet validated as constraints); see
     :func:`~spectralink.constraints.read_constraints_csv` for the format.
     """
+    rows, unanswered = read_pair_rows(path, n_samples, skip_unanswered=skip_unanswered, ids=ids)
+    ml = [(r.i, r.j) for r in rows if r.kind == "ml"]
+    cl = [(r.i, r.j) for r in rows if r.kind == "cl"]
+    weights = [r.weight for r in rows if r.kind == "ml"] + [
+        r.weight for r in rows if r.kind == "cl"
+    ]
+    return ml, cl, weights, unanswered
+
+
+def read_pair_rows(
+    path: str | PathLike,
+    n_samples: int,
+    *,
+    skip_unanswered: bool = False,
+    ids: Sequence[str] | None = None,
+) -> tuple[list[PairRow], int]:
+    """``(rows, n_unanswered)``: the answered rows of a constraints file with their line
+    numbers, IDs already turned into row positions."""
     position = None if ids is None else id_positions(ids, n_samples)
 
     def is_row(text: str) -> bool:
         return text in position if position is not None else _is_int(text)
 
-    ml, cl, wml, wcl = [], [], [], []
+    out: list[PairRow] = []
     unanswered = 0
     with open(path, newline="") as fh:
         rows: Iterable[list[str]] = csv.reader(fh)
@@ -88,14 +124,8 @@ def parse_pairs_csv(
                 weight = float(row[3]) if len(row) == 4 and row[3] != "" else 1.0
             except ValueError:
                 raise ValueError(f"{path}:{lineno}: weight {row[3]!r} is not a number.") from None
-            pair = (int(row[0]), int(row[1]))
-            if kind == "ml":
-                ml.append(pair)
-                wml.append(weight)
-            else:
-                cl.append(pair)
-                wcl.append(weight)
-    return ml, cl, wml + wcl, unanswered
+            out.append(PairRow(str(path), lineno, int(row[0]), int(row[1]), kind, weight))
+    return out, unanswered
 
 
 def id_positions(ids, n_samples: int) -> dict[str, int]:

@@ -1,0 +1,116 @@
+"""Features in their units: the scalers of ``--scale`` and the check of column spreads.
+
+Every method measures Euclidean distances between rows, so a column whose spread is
+hundreds of times that of the others (wine's proline, breast cancer's areas) decides the
+neighbours alone. :func:`scale_features` applies one of scikit-learn's scalers by name;
+:func:`spread_note` says, in one line, when unscaled columns differ that much. The default
+(:data:`DEFAULT_SCALE`) was chosen by measurement: ``docs/results/scaling.md``.
+
+In Python the same is scikit-learn's idiom::
+
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    model = make_pipeline(StandardScaler(), NCut(n_clusters=3))
+    model.fit(X, ncut__constraints=cons)
+    labels = model[-1].labels_
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+__all__ = [
+    "DEFAULT_SCALE",
+    "SCALES",
+    "SPREAD_FACTOR",
+    "column_spread_ratio",
+    "make_scaler",
+    "missing_value_hint",
+    "resolve_scale",
+    "scale_features",
+    "spread_note",
+]
+
+#: The names ``--scale`` accepts: ``"none"`` (features as given), ``"standard"``
+#: (:class:`~sklearn.preprocessing.StandardScaler`: zero mean, unit variance per column),
+#: ``"robust"`` (:class:`~sklearn.preprocessing.RobustScaler`: median and interquartile
+#: range) and ``"auto"`` (``"standard"`` when :func:`column_spread_ratio` exceeds
+#: :data:`SPREAD_FACTOR`, else ``"none"``).
+SCALES = ("auto", "none", "standard", "robust")
+
+#: The default of ``--scale`` (measured: ``docs/results/scaling.md``).
+DEFAULT_SCALE = "auto"
+
+#: Column spreads "differ" when the widest column's standard deviation is more than this
+#: many times the median column's (constant columns left out). Pixel data stays well below
+#: it and tables of mixed units far above (the ratios measured: ``docs/results/scaling.md``).
+SPREAD_FACTOR = 10.0
+
+
+def column_spread_ratio(X: ArrayLike) -> float:
+    """The widest column's standard deviation over the median column's (constant columns
+    left out); ``1.0`` when fewer than two columns vary."""
+    std = np.asarray(X, dtype=np.float64).std(axis=0)
+    std = std[std > 0]
+    if len(std) < 2:
+        return 1.0
+    return float(std.max() / np.median(std))
+
+
+def resolve_scale(scale: str, X: ArrayLike) -> str:
+    """The scaler ``scale`` means for ``X``: ``"auto"`` becomes ``"standard"`` or ``"none"``."""
+    if scale not in SCALES:
+        raise ValueError(f"scale must be one of {', '.join(SCALES)}; got {scale!r}.")
+    if scale != "auto":
+        return scale
+    return "standard" if column_spread_ratio(X) > SPREAD_FACTOR else "none"
+
+
+def make_scaler(scale: str):
+    """A new scikit-learn scaler for ``scale`` (``"standard"`` or ``"robust"``), or ``None``
+    for ``"none"``."""
+    from sklearn.preprocessing import RobustScaler, StandardScaler
+
+    scalers = {"none": None, "standard": StandardScaler, "robust": RobustScaler}
+    if scale not in scalers:
+        raise ValueError(
+            f"scale must be one of {', '.join(scalers)} (resolve 'auto' first); got {scale!r}."
+        )
+    cls = scalers[scale]
+    return None if cls is None else cls()
+
+
+def scale_features(X: ArrayLike, scale: str = DEFAULT_SCALE) -> tuple[np.ndarray, str]:
+    """``(X scaled, the scaler used)``: ``X`` transformed by the scaler ``scale`` names
+    (``"auto"`` resolved by :func:`resolve_scale`); ``X`` itself for ``"none"``."""
+    X = np.asarray(X, dtype=np.float64)
+    used = resolve_scale(scale, X)
+    scaler = make_scaler(used)
+    return (X if scaler is None else scaler.fit_transform(X)), used
+
+
+def spread_note(X: ArrayLike, scale: str, *, option: str = "--scale") -> str | None:
+    """One line when ``X`` is used unscaled (``scale`` ``"none"``) although its column
+    spreads differ by more than :data:`SPREAD_FACTOR`; ``None`` otherwise."""
+    if scale != "none":
+        return None
+    ratio = column_spread_ratio(X)
+    if ratio <= SPREAD_FACTOR:
+        return None
+    return (
+        f"features not scaled, and the widest column's spread is {ratio:.0f} times the median "
+        f"column's (more than {SPREAD_FACTOR:g}x): distances follow that column; "
+        f"{option} standard (or robust) puts the columns in comparable units"
+    )
+
+
+def missing_value_hint(column: str) -> str:
+    """What a missing or non-finite feature value in ``column`` can become: the row removed,
+    the value imputed, or the column left out (the ``--drop`` option)."""
+    return (
+        "remove that row, fill the value in (impute it, e.g. with the column's mean: "
+        "sklearn.impute.SimpleImputer or pandas fillna), or leave the whole column out with "
+        f"--drop {column}"
+    )
