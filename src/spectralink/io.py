@@ -667,7 +667,7 @@ def encode_labels(y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
 # --------------------------------------------------------------------------- writing
 @contextlib.contextmanager
 @validate_params({"mode": [StrOptions({"w", "wb"})]}, prefer_skip_nested_validation=True)
-def atomic_write(path: str | PathLike, mode: str = "w", **open_kwargs) -> Iterator:
+def atomic_write(path: str | PathLike, mode: str = "w", **open_kwargs: object) -> Iterator:
     """Open a temporary file beside ``path``; on success move it over ``path``.
 
     The old content of ``path`` is kept if anything fails before the end of the block,

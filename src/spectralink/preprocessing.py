@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike
+from sklearn.base import TransformerMixin
 
 __all__ = [
     "DEFAULT_SCALE",
@@ -68,7 +69,7 @@ def resolve_scale(scale: str, X: ArrayLike) -> str:
     return "standard" if column_spread_ratio(X) > SPREAD_FACTOR else "none"
 
 
-def make_scaler(scale: str):
+def make_scaler(scale: str) -> TransformerMixin | None:
     """A new scikit-learn scaler for ``scale`` (``"standard"`` or ``"robust"``), or ``None``
     for ``"none"``."""
     from sklearn.preprocessing import RobustScaler, StandardScaler

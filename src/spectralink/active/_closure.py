@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..constraints import Constraints
 
@@ -27,7 +28,7 @@ def cl_component_keys(constraints: Constraints) -> np.ndarray:
     return np.unique(np.minimum(a, b).astype(np.int64) * c + np.maximum(a, b))
 
 
-def implied_pairs(constraints: Constraints, pairs) -> np.ndarray:
+def implied_pairs(constraints: Constraints, pairs: ArrayLike) -> np.ndarray:
     """What the transitive closure of ``constraints`` says about each pair.
 
     Parameters

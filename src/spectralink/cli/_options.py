@@ -217,7 +217,9 @@ def check_param_values(name: str, params: dict, n_samples: int, n_clusters: int)
     return lines
 
 
-def fit_estimator(est: BaseEstimator, X: np.ndarray, constraints, params: dict) -> None:
+def fit_estimator(
+    est: BaseEstimator, X: np.ndarray, constraints: Constraints | None, params: dict
+) -> None:
     """``est.fit(X, constraints=...)``, an overflow becoming an error naming ``params``."""
     try:
         est.fit(X, constraints=constraints)

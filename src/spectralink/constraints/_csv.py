@@ -128,7 +128,7 @@ def read_pair_rows(
     return out, unanswered
 
 
-def id_positions(ids, n_samples: int) -> dict[str, int]:
+def id_positions(ids: ArrayLike, n_samples: int) -> dict[str, int]:
     """Row of every ID; the IDs must be one distinct string per row."""
     ids = [str(v) for v in ids]
     if len(ids) != n_samples:

@@ -151,7 +151,7 @@ class RecordLog:
             fh.write("".join(lines))
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
 
-    def append(self, record: Mapping, **extra) -> None:
+    def append(self, record: Mapping, **extra: object) -> None:
         """Write ``record`` (and ``extra`` fields) as one line, flushed to disk."""
         data = _json_line({**record, **extra}).encode()
         # one unbuffered write per line: a text file's buffer could split a long line

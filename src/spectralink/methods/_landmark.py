@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.utils.validation import check_is_fitted
 
 from .. import landmarks as lm
@@ -163,7 +164,7 @@ class LandmarkClustering(ConstrainedFitMixin):
         self.embedding_ = F
         self.labels_ = labels
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """Cluster of new points through the landmark code: nearest k-means centre of
         their row-normalised embedding ``Z_new^T M`` (``M`` the fitted p x m map).
 

@@ -45,20 +45,24 @@ class Int(Interval):
     """An integer range constraint that, unlike ``Interval(Integral, ...)``, refuses
     booleans (``n_init=True`` is a mistake, not 1)."""
 
-    def __init__(self, left, right=None, *, closed="left"):
+    def __init__(
+        self, left: float | None, right: float | None = None, *, closed: str = "left"
+    ) -> None:
         super().__init__(Integral, left, right, closed=closed)
 
-    def is_satisfied_by(self, val):
+    def is_satisfied_by(self, val: object) -> bool:
         return not isinstance(val, (bool, np.bool_)) and super().is_satisfied_by(val)
 
 
 class RealRange(Interval):
     """A real range constraint that refuses booleans (see :class:`Int`)."""
 
-    def __init__(self, left, right=None, *, closed="neither"):
+    def __init__(
+        self, left: float | None, right: float | None = None, *, closed: str = "neither"
+    ) -> None:
         super().__init__(Real, left, right, closed=closed)
 
-    def is_satisfied_by(self, val):
+    def is_satisfied_by(self, val: object) -> bool:
         return not isinstance(val, (bool, np.bool_)) and super().is_satisfied_by(val)
 
 
@@ -74,7 +78,7 @@ def check_params(constraints: dict, params: dict, caller: str) -> None:
     validate_parameter_constraints(constraints, params, caller_name=caller)
 
 
-def check_n_clusters(n_clusters, n_samples: int) -> int:
+def check_n_clusters(n_clusters: int, n_samples: int) -> int:
     """``n_clusters`` as an int >= 2 that ``n_samples`` points can form."""
     if isinstance(n_clusters, bool) or not isinstance(n_clusters, numbers.Integral):
         raise ValueError(f"n_clusters must be an integer >= 2, got {n_clusters!r}.")
@@ -88,7 +92,9 @@ def check_n_clusters(n_clusters, n_samples: int) -> int:
     return int(n_clusters)
 
 
-def check_features(X, *, accept_sparse: bool = False, ensure_min_samples: int = 2) -> np.ndarray:
+def check_features(
+    X: ArrayLike, *, accept_sparse: bool = False, ensure_min_samples: int = 2
+) -> np.ndarray:
     """Feature matrix as a finite float array of shape (n_samples, n_features).
 
     ``ensure_min_samples=1`` suits ``predict``, where one new point is valid input.
