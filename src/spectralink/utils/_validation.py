@@ -13,6 +13,7 @@ import numbers
 from numbers import Integral, Real
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.utils._param_validation import (
     HasMethods,
     Interval,
