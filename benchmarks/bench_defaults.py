@@ -23,6 +23,20 @@ processes and the report is rebuilt from what is there::
     python -m benchmarks.bench_defaults --datasets iris,wine,sonar
     python -m benchmarks.bench_defaults --datasets usps --methods ncut,ccsr
     python -m benchmarks.bench_defaults --report-only
+
+**Families** (``--families``): the same comparison on synthetic families drawn from a seed
+grid and on the raw and standardised real sets (``benchmarks/_families.py`` lists them and
+their split into a ``tune`` part, where defaults may be chosen, and a ``check`` part,
+reported only). Every method (``ncut sl ccsr ccskl e2cp lscp cosc scacs fcsc auto``) runs on
+50, 200 and 1000 random pairs, 5 draws; records go to ``families/records/<instance>.jsonl``,
+one line per fit as soon as it is scored, so an interrupted run resumes where it stopped
+(fits already on disk are not run again); one Markdown page per family,
+``families/<family>.md``, and the cells above NCut + 0.02 of every family in
+``families/README.md``::
+
+    python -m benchmarks.bench_defaults --families all --grid tune --max-n 2000
+    python -m benchmarks.bench_defaults --families overlap,unequal --methods ncut,ccsr --draws 2
+    python -m benchmarks.bench_defaults --families all --report-only
 """
 
 from __future__ import annotations
@@ -39,10 +53,14 @@ from sklearn.datasets import make_blobs
 from sklearn.preprocessing import StandardScaler
 
 from benchmarks._common import RESULTS
+from benchmarks._families import FAMILY_NAMES, grid
 from spectralink.datasets import DatasetNotFoundError, load
 from spectralink.experiments import (
+    RecordLog,
     atomic_write,
+    data_fingerprint,
     draw_constraints,
+    read_record_log,
     read_records_json,
     run_protocol,
     summarize,
@@ -66,6 +84,10 @@ LABELED_METHODS = ("ncut", "lscr", "scacs", "fcsc")
 JUDGED = ("sl", "ccsr", "ccskl", "e2cp", "lscp", "cosc", "scacs", "fcsc")
 TOLERANCE = 0.02
 FCSC_MAX = 5000  # FCSC's dense default limit
+#: ``--families``: methods, pair counts, and what is judged (every seed method, SL, Auto)
+FAMILY_METHODS = ("ncut", "sl", "ccsr", "ccskl", "e2cp", "lscp", "cosc", "scacs", "fcsc", "auto")
+FAMILY_COUNTS = (50, 200, 1000)
+FAMILY_JUDGED = (*JUDGED, "auto")
 
 
 def load_dataset(name: str):
@@ -162,6 +184,10 @@ def report(out: Path) -> int:
         "indicative only. SCACS and FCSC need constraints, so their 0-pair cells fail by "
         "design; FCSC refuses n > 5000 (USPS); SCLC is two-cluster only.",
         "",
+        "The same comparison on synthetic families from a seed grid and on the raw and "
+        "standardised real sets (`--families`): [families.md](families.md), tables in "
+        "[families/README.md](families/README.md).",
+        "",
     ]
     for path in sorted(rec_dir.glob("*.json")):
         records = read_records_json(path)
@@ -252,13 +278,223 @@ def report(out: Path) -> int:
     return len(worse)
 
 
+# --------------------------------------------------------------------------- families
+def family_instances(args) -> list:
+    """The grid's instances of ``args.families`` in ``args.grid``, in running order: small n
+    first, the families taking turns at each n (so a run stopped early covers every family)."""
+    chosen = [i for i in grid(args.grid) if i.family in args.families]
+    if args.max_n is not None:
+        chosen = [i for i in chosen if i.n is None or i.n <= args.max_n]
+    rank: dict = {}
+    keyed = []
+    for i in chosen:
+        slot = (i.family, i.n or 0)
+        rank[slot] = rank.get(slot, -1) + 1
+        keyed.append(((i.n or 0, rank[slot], FAMILY_NAMES.index(i.family)), i))
+    return [i for _, i in sorted(keyed, key=lambda t: t[0])]
+
+
+def run_families(args) -> None:
+    rec_dir = args.out / "families" / "records"
+    rec_dir.mkdir(parents=True, exist_ok=True)
+    names = [m for m in FAMILY_METHODS if m in args.methods]
+    names += sorted(args.methods - set(names))
+    for inst in family_instances(args):
+        try:
+            X, y = inst.load()
+        except DatasetNotFoundError as exc:
+            print(f"skip {inst.name}: {exc}")
+            continue
+        if args.max_n is not None and len(y) > args.max_n:
+            continue
+        methods = methods_for(names, X, y)
+        k = len(np.unique(y))
+        header = {
+            "instance": inst.name, "family": inst.family, "seed": inst.seed, "part": inst.part,
+            "params": inst.params, "n": len(y), "k": k, "d": X.shape[1], "protocol": "pairs",
+            "random_state": args.random_state, "data": data_fingerprint(X, y),
+        }  # fmt: skip
+        path = rec_dir / f"{inst.name}.jsonl"
+        old: list[dict] = []
+        if path.exists():
+            old_header, old = read_record_log(path)
+            if any(old_header.get(f) != header[f] for f in ("data", "random_state", "protocol")):
+                raise SystemExit(
+                    f"{path} holds runs on other data or seeds; move it away to start over."
+                )
+        t0 = time.perf_counter()
+        fresh: list[dict] = []
+        with RecordLog(path, header, keep=old) as log:
+
+            def keep(record: dict, log=log, fresh=fresh) -> None:
+                log.append(record)
+                fresh.append(record)
+
+            run_protocol(
+                X, y, methods, args.counts, n_trials=args.trials, protocol="pairs",
+                random_state=args.random_state, dataset=inst.name,
+                progress=not args.no_progress, done=old, on_record=keep,
+            )  # fmt: skip
+        print(f"{inst.name}: {len(fresh)} new fits in {time.perf_counter() - t0:.0f} s", flush=True)
+
+
+def _cell_text(s: dict, top: int) -> str:
+    text = f"{s['mean']:.3f} ± {s['std']:.3f}"
+    if s["n_ok"] < top:
+        text += f" ({s['n_ok']} draw{'s' if s['n_ok'] != 1 else ''})"
+    if s["n_failed"]:
+        text += f" ({s['n_failed']} failed)"
+    return text
+
+
+def family_table(records: list[dict], judged=FAMILY_JUDGED) -> tuple[list[str], list[tuple]]:
+    """Markdown rows (method x count, mean error ± std) and the hurt cells
+    ``(method, count, mean, NCut's mean)``: a judged method more than TOLERANCE above NCut
+    at the same count, or with failed fits. Each cell is compared on the draws NCut has."""
+    ncut_draws = {(int(r["n_constraints"]), int(r["trial"])) for r in records
+                  if r["method"] == "ncut"}  # fmt: skip
+    paired = [r for r in records if (int(r["n_constraints"]), int(r["trial"])) in ncut_draws]
+    summ = summarize(paired, "error")
+    if not summ:
+        return [], []
+    top = max(s["n_ok"] + s["n_failed"] for s in summ)
+    ncut = {s["n_constraints"]: s["mean"] for s in summ if s["method"] == "ncut"}
+    counts = sorted({s["n_constraints"] for s in summ})
+    order = {m: i for i, m in enumerate(FAMILY_METHODS)}
+    methods = sorted({s["method"] for s in summ}, key=lambda m: (order.get(m, 99), m))
+    cell = {(s["method"], s["n_constraints"]): s for s in summ}
+    rows = ["| method | " + " | ".join(str(c) for c in counts) + " |"]
+    rows.append("|---" * (len(counts) + 1) + "|")
+    hurt = []
+    for m in methods:
+        row = []
+        for c in counts:
+            s = cell.get((m, c))
+            if s is None or s["n_ok"] == 0:
+                row.append("failed" if s else "")
+                if s and m in judged:
+                    hurt.append((m, c, math.nan, ncut.get(c, math.nan)))
+                continue
+            text = _cell_text(s, top)
+            base = ncut.get(c)
+            if m != "ncut" and base is not None and c >= 50:
+                if s["mean"] > base + TOLERANCE or s["n_failed"]:
+                    text = f"**{text}**"
+                    if m in judged:
+                        hurt.append((m, c, s["mean"], base))
+            row.append(text)
+        rows.append(f"| {m} | " + " | ".join(row) + " |")
+    return rows, hurt
+
+
+def report_families(out: Path, families) -> int:
+    """Rebuild ``families/<family>.md`` and ``families/README.md`` from the records there."""
+    fam_dir = out / "families"
+    rec_dir = fam_dir / "records"
+    index = ["# Defaults against NCut on the families: cells above NCut + 0.02", ""]
+    index += [
+        "Generated by `python -m benchmarks.bench_defaults --families ... --report-only` from "
+        "the records in `records/`. A cell is listed when one of "
+        f"{', '.join(FAMILY_JUDGED)} has a mean clustering error more than {TOLERANCE} above "
+        "NCut's on the same draws (or failed fits). Grid and split: "
+        "`benchmarks/_families.py` (tune: defaults may be chosen there; check: reported only). "
+        "What ran is whatever is on disk: see each family's page for the draws per cell.",
+        "",
+        "| part | family | instances | judged cells | cells above NCut + 0.02 |",
+        "|---|---|---|---|---|",
+    ]
+    hurt_lines = {"tune": [], "check": []}
+    total = 0
+    for fam in FAMILY_NAMES:
+        if fam not in families:
+            continue
+        insts = [
+            i for i in grid("all") if i.family == fam and (rec_dir / f"{i.name}.jsonl").exists()
+        ]
+        if not insts:
+            continue
+        lines = [f"# Family `{fam}`: every method at its defaults against NCut", ""]
+        lines += [
+            "Mean clustering error over the draws of random correct pairs (± std), default "
+            "parameters; **bold**: more than "
+            f"{TOLERANCE} above NCut at the same count (or failed fits). The generator and "
+            "the tune / check split: `benchmarks/_families.py`. Generated by "
+            "`python -m benchmarks.bench_defaults --families "
+            f"{fam} --report-only` from `records/`.",
+            "",
+        ]
+        stats = {p: [0, 0, 0] for p in ("tune", "check")}  # instances, judged cells, hurt
+        body = []
+        for inst in insts:
+            header, records = read_record_log(rec_dir / f"{inst.name}.jsonl")
+            rows, hurt = family_table(records)
+            if not rows:
+                continue
+            params = "".join(f"{k} = {v}, " for k, v in inst.params.items() if k != "n")
+            body += [
+                f"## {inst.name} ({inst.part}; n = {header['n']}, k = {header['k']}, "
+                f"d = {header['d']}; {params}data seed {inst.seed})",
+                "",
+                *rows,
+                "",
+            ]
+            times = summarize(records, "time_s")
+            top = max(s["n_constraints"] for s in times)
+            body += [
+                f"Mean fit time (s) at {top} pairs: "
+                + ", ".join(
+                    f"{s['method']} {s['mean']:.2f}"
+                    for s in times
+                    if s["n_constraints"] == top and s["n_ok"]
+                ),
+                "",
+            ]
+            judged = {
+                (r["method"], int(r["n_constraints"]))
+                for r in records
+                if r["method"] in FAMILY_JUDGED and int(r["n_constraints"]) >= 50
+            }
+            st = stats[inst.part]
+            st[0] += 1
+            st[1] += len(judged)
+            st[2] += len(hurt)
+            for m, c, mean, base in hurt:
+                hurt_lines[inst.part].append(
+                    f"- {inst.name} {m} @ {c}: {mean:.3f} vs NCut {base:.3f}"
+                )
+        summary = [
+            f"- {p}: {st[0]} instances, {st[2]} of {st[1]} judged cells above NCut + {TOLERANCE}"
+            for p, st in stats.items()
+            if st[0]
+        ]
+        for p, st in stats.items():
+            if st[0]:
+                index.append(f"| {p} | [{fam}]({fam}.md) | {st[0]} | {st[1]} | {st[2]} |")
+                total += st[2]
+        with atomic_write(fam_dir / f"{fam}.md", "w") as fh:
+            fh.write("\n".join(lines + summary + [""] + body))
+    for part, found in hurt_lines.items():
+        index += ["", f"## {part}", ""] + (found or ["- none"])
+    with atomic_write(fam_dir / "README.md", "w") as fh:
+        fh.write("\n".join(index) + "\n")
+    print("\n".join(index))
+    return total
+
+
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--datasets", default=",".join(DATASETS))
-    p.add_argument("--methods", default=",".join(PAIR_METHODS))
-    p.add_argument("--counts", default=",".join(map(str, PAIR_COUNTS)))
+    p.add_argument("--methods", help=f"default: {','.join(PAIR_METHODS)}; with --families "
+                   f"{','.join(FAMILY_METHODS)}")  # fmt: skip
+    p.add_argument("--counts", help=f"default: {','.join(map(str, PAIR_COUNTS))}; with "
+                   f"--families {','.join(map(str, FAMILY_COUNTS))}")  # fmt: skip
     p.add_argument("--per-class", default=",".join(map(str, LABELED_PER_CLASS)))
-    p.add_argument("--trials", type=int, default=5)
+    p.add_argument("--trials", "--draws", dest="trials", type=int, default=5)
+    p.add_argument("--families", help=f"run the families instead of --datasets: 'all' or "
+                   f"some of {','.join(FAMILY_NAMES)} (benchmarks/_families.py)")  # fmt: skip
+    p.add_argument("--grid", choices=("tune", "check", "all"), default="all",
+                   help="with --families: the part of the seed grid")  # fmt: skip
+    p.add_argument("--max-n", type=int, help="with --families: skip instances above n points")
     p.add_argument("--random-state", type=int, default=0)
     p.add_argument("--pairs-only", action="store_true")
     p.add_argument("--report-only", action="store_true")
@@ -266,9 +502,24 @@ def main(argv=None) -> None:
     p.add_argument("--out", type=Path, default=OUT)
     args = p.parse_args(argv)
     args.datasets = [d for d in args.datasets.split(",") if d]
+    fams = args.families is not None
+    if args.methods is None:
+        args.methods = ",".join(FAMILY_METHODS if fams else PAIR_METHODS)
+    if args.counts is None:
+        args.counts = ",".join(map(str, FAMILY_COUNTS if fams else PAIR_COUNTS))
     args.methods = {m for m in args.methods.split(",") if m}
     args.counts = [int(c) for c in args.counts.split(",")]
     args.per_class = [int(c) for c in args.per_class.split(",")]
+    if fams:
+        given = [f for f in args.families.split(",") if f]
+        args.families = list(FAMILY_NAMES) if given == ["all"] else given
+        unknown = set(args.families) - set(FAMILY_NAMES)
+        if unknown:
+            p.error(f"unknown families {sorted(unknown)}; choose from {','.join(FAMILY_NAMES)}")
+        if not args.report_only:
+            run_families(args)
+        report_families(args.out, args.families)
+        return
     if not args.report_only:
         run(args)
     report(args.out)
