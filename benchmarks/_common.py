@@ -66,6 +66,15 @@ def save_doc(path: Path, doc: dict) -> None:
 
 
 # --------------------------------------------------------------------------- estimators
+def without_guard(est):
+    """``est`` with ``guard=None`` when it has the parameter (the constrained methods; not
+    NCut, LSC-R or Auto): the papers' behaviour, which the recorded figures reproduce.
+    Returns ``est``."""
+    if "guard" in est.get_params(deep=False):
+        est.set_params(guard=None)
+    return est
+
+
 # --------------------------------------------------------------------------- constraints
 def genpwc(y: np.ndarray, s: int, rng: np.random.RandomState) -> Constraints:
     """The CCSR / CCSKL authors' generator: ``s`` must-links per class and ``s`` cannot-links

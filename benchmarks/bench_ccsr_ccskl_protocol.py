@@ -130,7 +130,14 @@ def run_dataset(name, args, rows, log, checkpoint=None):
                 res = embedding_labels(F, dgram, cons, k, ni, seed) if embed else {}
                 do_graph = (is_default or full_graph) and s in graph_s and draw < graph_draws
                 if do_graph and "SSKK" in args.methods:
-                    est = SSKK(k, affinity="precomputed", n_init=ni, max_iter=50, random_state=seed)
+                    est = SSKK(
+                        k,
+                        affinity="precomputed",
+                        n_init=ni,
+                        max_iter=50,
+                        random_state=seed,
+                        guard=None,
+                    )
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
                         res["SSKK"] = est.fit(W, constraints=cons).labels_
@@ -166,12 +173,12 @@ def embedding_labels(F, dgram, cons, k, ni, seed):
     """NCut, CCSR and CCSKL labels (and their unit-row variants) from the shared eigenvectors."""
     res = {"NCut": kmeans_rows(F[:, :k], k, normalize=True, n_init=ni, random_state=seed)}
     # shrinkage=0: the papers' algorithms (the estimators' defaults shrink toward NCut)
-    est = CCSR(k, n_init=ni, shrinkage=0, random_state=seed)
+    est = CCSR(k, n_init=ni, shrinkage=0, random_state=seed, guard=None)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         res["CCSR"] = est.fit_embedding(F[:, :15], cons, diag_gram=dgram).labels_
     res["CCSR-n"] = kmeans_rows(est.embedding_, k, normalize=True, n_init=ni, random_state=seed)
-    est = CCSKL(k, n_init=ni, shrinkage=0, random_state=seed)
+    est = CCSKL(k, n_init=ni, shrinkage=0, random_state=seed, guard=None)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         res["CCSKL"] = est.fit_embedding(F, cons).labels_
@@ -186,7 +193,7 @@ def sl_labels(W, cons, k, seed, n_init=1):
         warnings.simplefilter("ignore")
         est = SpectralLearning(
             k, affinity="precomputed", normalization="additive", n_init=n_init,
-            random_state=seed,
+            random_state=seed, guard=None,
         )  # fmt: skip
         return est.fit(W, constraints=cons).labels_
 

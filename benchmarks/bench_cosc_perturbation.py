@@ -45,6 +45,7 @@ def run(datasets, trials, n_starts):
                         n_starts=n_starts,
                         n_perturbations=npert,
                         random_state=trial,
+                        guard=None,
                     )
                     t0 = time.perf_counter()
                     est.fit(W, constraints=cons)

@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks._common import RESULTS
+from benchmarks._common import RESULTS, without_guard
 from spectralink import COSC, Constraints
 from spectralink.datasets import load
 from spectralink.graph import adaptive_knn_affinity
@@ -75,6 +75,7 @@ def methods(k, args, seed):
             n_recursions=args.n_recursions,
             split_rule="min_cut",  # the paper's k-way rule (not the default)
             random_state=seed,
+            guard=None,
             **args.cosc,
         )
     }
@@ -86,7 +87,8 @@ def methods(k, args, seed):
             cls = get_method(key)
         except (ValueError, ImportError):
             continue
-        out[label] = cls(k, affinity="precomputed", random_state=seed, **PAPER_SETTINGS[key])
+        est = cls(k, affinity="precomputed", random_state=seed, **PAPER_SETTINGS[key])
+        out[label] = without_guard(est)
     if args.methods:
         out = {m: est for m, est in out.items() if m in args.methods}
     return out

@@ -59,7 +59,7 @@ FIELDS = [
 
 
 def fit(W, y, cons, seed, kwargs):
-    est = COSC(2, affinity="precomputed", random_state=seed, **kwargs)
+    est = COSC(2, affinity="precomputed", random_state=seed, guard=None, **kwargs)
     t0 = time.process_time()
     est.fit(W, constraints=cons)
     return {
@@ -148,7 +148,9 @@ def main(argv=None):
     old_thorough = {
         (r["dataset"], r["n_pairs"], r["seed"]): r for r in old if r["search"] == "thorough"
     }
-    COSC(2, n_starts=1, random_state=0).fit(np.random.default_rng(0).normal(size=(40, 2)))
+    COSC(2, n_starts=1, random_state=0, guard=None).fit(
+        np.random.default_rng(0).normal(size=(40, 2))
+    )
     rows = []
     for ds in args.datasets:
         X, y = load(ds)

@@ -1,9 +1,9 @@
 """COSC k-way fit time against its thread count, on the same graph and pairs.
 
 For one dataset, builds COSC's adaptive 10-NN graph once, draws random pairs from the labels
-(seed 0) and fits ``COSC(n_clusters=k, affinity="precomputed", random_state=0)`` once per
-``n_jobs`` value given, printing wall-clock and CPU time, the normalized multi-cut, the
-violated pairs and the majority-vote error. The partition must not depend on ``n_jobs``
+(seed 0) and fits ``COSC(n_clusters=k, affinity="precomputed", random_state=0, guard=None)``
+once per ``n_jobs`` value given, printing wall-clock and CPU time, the normalized multi-cut,
+the violated pairs and the majority-vote error. The partition must not depend on ``n_jobs``
 (the printed figures show it). Run it with nothing else heavy on the machine. Results:
 ``docs/results/cosc/timing.md``.
 
@@ -48,13 +48,15 @@ def main() -> None:
     cons = Constraints.from_labels(y, n_pairs=args.n_pairs, random_state=0)
     # compile the numba kernels first
     Xb, yb = make_blobs(120, centers=3, random_state=0)
-    COSC(3, random_state=0).fit(Xb, constraints=Constraints.from_labels(yb, 20, random_state=0))
+    COSC(3, random_state=0, guard=None).fit(
+        Xb, constraints=Constraints.from_labels(yb, 20, random_state=0)
+    )
     first = None
     for n_jobs in (int(j) for j in args.n_jobs.split(",")):
         t0, c0 = time.perf_counter(), time.process_time()
-        m = COSC(k, affinity="precomputed", n_jobs=n_jobs, random_state=0, **args.cosc).fit(
-            W, constraints=cons
-        )
+        m = COSC(
+            k, affinity="precomputed", n_jobs=n_jobs, random_state=0, guard=None, **args.cosc
+        ).fit(W, constraints=cons)
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0
         first = m.labels_ if first is None else first
         print(

@@ -68,10 +68,10 @@ def _warm_up() -> None:
     X = np.vstack([rng.normal(0, 1, (40, 2)), rng.normal(3, 1, (40, 2)), rng.normal(6, 1, (40, 2))])
     y = np.repeat([0, 1, 2], 40)
     cons = Constraints.from_labels(y, 10, random_state=0)
-    COSC(2, n_starts=2, random_state=0).fit(
+    COSC(2, n_starts=2, random_state=0, guard=None).fit(
         X[:80], constraints=Constraints.from_labels(y[:80], 10, 0)
     )
-    COSC(3, n_recursions=1, random_state=0).fit(X, constraints=cons)
+    COSC(3, n_recursions=1, random_state=0, guard=None).fit(X, constraints=cons)
 
 
 def task_data(name):
@@ -92,7 +92,7 @@ def task_data(name):
 def run(name, n_jobs, repeats, seed, params=None):
     X, y, k, n_pairs, precomputed = task_data(name)
     cons = Constraints.from_labels(y, n_pairs, random_state=seed)
-    cosc = COSC(k, random_state=seed, n_jobs=n_jobs, **(params or {}))
+    cosc = COSC(k, random_state=seed, n_jobs=n_jobs, guard=None, **(params or {}))
     extra = ""
     if precomputed:
         W, t_graph, _ = _timed(lambda: adaptive_knn_affinity(X, 10, random_state=seed))

@@ -84,6 +84,9 @@ def methods_for(name, k=10, variants=True, image_refinement="auto"):
         m["LSCP-masked"] = {"method": "lscp", "n_neighbors": k, "refinement": "masked"}
         m["E2CP-Fmax"] = {"method": "e2cp", "n_neighbors": k, "f_scale": "max"}
         m["LSCP-Fmax"] = {"method": "lscp", "n_neighbors": k, "f_scale": "max"}
+    for params in m.values():
+        if params["method"] != "ncut":
+            params["guard"] = None  # the paper's methods, without the held-out guard
     return m
 
 
@@ -204,6 +207,7 @@ def run_masked(name, counts, trials, sections):
                 "refinement": path,
                 "dense_max": 10_000,
                 "tol": 1e-6,
+                "guard": None,
             }
     for path in ("dense", "sampled", "masked"):
         methods[f"LSCP-{path}-Fmax"] = {
@@ -212,6 +216,7 @@ def run_masked(name, counts, trials, sections):
             "dense_max": 10_000,
             "tol": 1e-6,
             "f_scale": "max",
+            "guard": None,
         }
     t0 = time.perf_counter()
     recs = run_protocol(

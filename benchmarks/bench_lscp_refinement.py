@@ -122,10 +122,10 @@ def library_paths(method, X, W, cons, k, seed, tol):
     ):
         t0 = time.perf_counter()
         if method == "e2cp":
-            est = E2CP(k, affinity="precomputed", tol=tol, random_state=seed, **kw)
+            est = E2CP(k, affinity="precomputed", tol=tol, random_state=seed, guard=None, **kw)
             est.fit(W, constraints=cons)
         else:
-            est = LSCP(k, tol=tol, random_state=seed, **kw).fit(X, constraints=cons)
+            est = LSCP(k, tol=tol, random_state=seed, guard=None, **kw).fit(X, constraints=cons)
         out[label] = (time.perf_counter() - t0, est.labels_)
     return out
 

@@ -178,9 +178,9 @@ def _cost(name: str, repeats: int) -> dict:
     for est in (E2CP, LSCP):
         for path in ("auto", "sampled", "masked"):
             label = est.__name__ + ("" if path == "auto" else f"-{path}")
-            fits[label] = lambda est=est, path=path: est(k, refinement=path, random_state=0).fit(
-                X, constraints=cons
-            )
+            fits[label] = lambda est=est, path=path: est(
+                k, refinement=path, random_state=0, guard=None
+            ).fit(X, constraints=cons)
     out = {
         "n": int(X.shape[0]),
         "n_constraints": COST_SETS[name],

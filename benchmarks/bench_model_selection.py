@@ -54,7 +54,7 @@ from pathlib import Path
 import numpy as np
 from sklearn.base import clone
 
-from benchmarks._common import load_doc, save_doc
+from benchmarks._common import load_doc, save_doc, without_guard
 from benchmarks._model_selection import (
     COSC_NEIGHBORS,
     COSC_SELECT_DATASETS,
@@ -96,9 +96,11 @@ from spectralink.registry import get_method
 def extra_grid(name: str, k: int) -> list[dict]:
     grid = [{"estimator": [NCut(k)]}]  # the same reference row as Auto's: checked equal
     for m in EXTRA_SIGMA_METHODS:
-        grid.append({"estimator": [get_method(m)(k)], "sigma": relative_sigmas(EXTRA_SIGMAS)})
+        est = without_guard(get_method(m)(k))
+        grid.append({"estimator": [est], "sigma": relative_sigmas(EXTRA_SIGMAS)})
     if name in COSC_SELECT_DATASETS:
-        grid.append({"estimator": [get_method("cosc")(k)], "n_neighbors": list(COSC_NEIGHBORS)})
+        est = without_guard(get_method("cosc")(k))
+        grid.append({"estimator": [est], "n_neighbors": list(COSC_NEIGHBORS)})
     return grid
 
 
@@ -109,7 +111,7 @@ def oracle_only(name: str, n: int, k: int, cv_labels: set[str]) -> list:
             continue
         if m in cv_labels or f"{m} n_neighbors=10" in cv_labels:
             continue  # already fitted as a candidate
-        out.append(get_method(m)(k))
+        out.append(without_guard(get_method(m)(k)))
     return out
 
 

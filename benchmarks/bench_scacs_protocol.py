@@ -77,9 +77,9 @@ def run_scale(names, counts, draws, n_init, records, on_progress):
             for c, cons in labelled_sets(y, counts, t).items():
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", UserWarning)
-                    m = SCACS(k, beta0=0.1, n_init=n_init, random_state=t).fit_landmark_graph(
-                        graph, cons
-                    )
+                    m = SCACS(
+                        k, beta0=0.1, n_init=n_init, random_state=t, guard=None
+                    ).fit_landmark_graph(graph, cons)
                 records.append(
                     dict(part="scale", dataset=name, method="LSC-R", c=c, draw=t, acc=a_lscr)
                 )
@@ -141,9 +141,9 @@ def run_fcsc(names, counts, draws, n_init, sl_counts, records, on_progress, affi
                 records.append({**row, "method": "LSC-R", "acc": a_lscr})
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", UserWarning)
-                    m = SCACS(k, beta0="paper", n_init=n_init, random_state=t).fit_landmark_graph(
-                        graph, cons
-                    )
+                    m = SCACS(
+                        k, beta0="paper", n_init=n_init, random_state=t, guard=None
+                    ).fit_landmark_graph(graph, cons)
                 records.append({**row, "method": "SCACS", "acc": acc(y, m.labels_)})
                 for meth, norm in (("FCSC", False), ("FCSC-rn", True)):
                     try:
@@ -168,6 +168,7 @@ def run_fcsc(names, counts, draws, n_init, sl_counts, records, on_progress, affi
                             normalization="additive",
                             n_init=n_init,
                             random_state=t,
+                            guard=None,
                         ).fit_predict(W_sl, constraints=cons)
                     records.append({**row, "method": "SL", "acc": acc(y, lab)})
         print(

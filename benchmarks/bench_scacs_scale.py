@@ -99,7 +99,7 @@ def child(dataset: str, method: str, backend: str, n_syn: int, n_init: int) -> d
     data_mb = _rss_mb() - base
     k = len(np.unique(y))
     if method == "SCACS":
-        model = SCACS(k, beta0=0.1, n_init=n_init, random_state=0)
+        model = SCACS(k, beta0=0.1, n_init=n_init, random_state=0, guard=None)
         cons = Constraints.from_labeled_subset(y, 100, random_state=0)
     else:
         model = LSCR(k, n_init=n_init, random_state=0)

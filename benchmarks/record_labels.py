@@ -1,7 +1,8 @@
 """Record every estimator's labels at its defaults, to show a refactoring changed no result.
 
-Runs each registered method at its defaults on iris, wine and digits (standardised where the
-units differ) and on two synthetic sets, without constraints and with random correct pairs drawn
+Runs each registered method at its defaults (the constrained ones with ``guard=None``: the
+methods' own partitions) on iris, wine and digits (standardised where the units differ) and on
+two synthetic sets, without constraints and with random correct pairs drawn
 from the labels (fixed seeds), and writes one JSON record: per (data set, pairs, method) the
 labels' SHA-256, the error against the classes and the labels themselves. Run it before and after
 a change and compare the two files with ``--compare``.
@@ -25,6 +26,7 @@ from sklearn.datasets import make_blobs, make_moons
 from sklearn.preprocessing import StandardScaler
 
 import spectralink
+from benchmarks._common import without_guard
 from spectralink import Constraints
 from spectralink.datasets import load
 from spectralink.metrics import clustering_error
@@ -56,7 +58,7 @@ def record(methods: list[str]) -> dict:
         for n_pairs in PAIRS:
             cons = None if n_pairs == 0 else Constraints.from_labels(y, n_pairs, random_state=SEED)
             for method in methods:
-                est = get_method(method)(n_clusters=k)
+                est = without_guard(get_method(method)(n_clusters=k))
                 if "random_state" in est.get_params():
                     est.set_params(random_state=SEED)
                 t0 = time.perf_counter()

@@ -163,7 +163,7 @@ def test_copkmeans_respects_every_constraint(overlapping):
     X, y = overlapping
     for seed in range(3):
         c = Constraints.from_labels(y, 400, random_state=seed)
-        labels = COPKMeans(4, random_state=seed).fit_predict(X, constraints=c)
+        labels = COPKMeans(4, random_state=seed, guard=None).fit_predict(X, constraints=c)
         assert violated_fraction(labels, c) == 0.0
         comp = c.ml_components
         for u in np.unique(comp[c.must_link.ravel()]):
@@ -184,10 +184,10 @@ def test_copkmeans_infeasible_raises():
     X = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [5.0, 5.0]])
     triangle = Constraints(cannot_link=[(0, 1), (1, 2), (0, 2)], n_samples=4)
     with pytest.raises(InfeasibleConstraintsError, match="no assignment into 2 clusters"):
-        COPKMeans(2, n_init=3, random_state=0).fit(X, constraints=triangle)
+        COPKMeans(2, n_init=3, random_state=0, guard=None).fit(X, constraints=triangle)
     assert issubclass(InfeasibleConstraintsError, ValueError)
     # the same triangle is feasible with three clusters
-    labels = COPKMeans(3, random_state=0).fit_predict(X, constraints=triangle)
+    labels = COPKMeans(3, random_state=0, guard=None).fit_predict(X, constraints=triangle)
     assert len(set(labels[:3])) == 3
 
 

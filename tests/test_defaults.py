@@ -131,7 +131,7 @@ def test_sl_paper_normalisation_collapses_and_warns():
     X = StandardScaler().fit_transform(X)
     cons = Constraints.from_labels(y, 100, random_state=0)
     with pytest.warns(DegeneratePartitionWarning, match="degenerate partition"):
-        paper = get_method("sl")(2, normalization="additive", random_state=0)
+        paper = get_method("sl")(2, normalization="additive", random_state=0, guard=None)
         paper.fit(X, constraints=cons)
     assert np.bincount(paper.labels_).min() < 6
     labels, degenerate = _fit("sl", 2, X, cons, 0)

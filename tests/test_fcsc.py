@@ -54,7 +54,7 @@ def test_q_factor_reproduces_Q(blobs, labelled):
 def test_kkt_of_selected_vectors(blobs):
     X, y = blobs
     cons = Constraints.from_labeled_subset(y, 30, random_state=1)
-    m = FCSC(3, affinity="rbf", beta="paper", normalize=False, random_state=0)
+    m = FCSC(3, affinity="rbf", beta="paper", normalize=False, random_state=0, guard=None)
     m.fit(X, constraints=cons)
     W = m.affinity_matrix_
     d = W.sum(1)
@@ -214,7 +214,7 @@ def test_zero_degree_point_is_handled(blobs):
 def test_paper_setting_reproduces_previous_behaviour(blobs):
     X, y = blobs
     cons = Constraints.from_labeled_subset(y, 30, random_state=3)
-    m = FCSC(3, affinity="rbf", beta="paper", normalize=False, random_state=0)
+    m = FCSC(3, affinity="rbf", beta="paper", normalize=False, random_state=0, guard=None)
     m.fit(X, constraints=cons)
     W = fcsc_rbf_affinity(X)
     basis = fcsc_basis(W)

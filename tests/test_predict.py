@@ -322,7 +322,7 @@ def test_sskk_assigns_to_the_nearest_kernel_centroid():
     from spectralink.methods.sskk import kernel_kmeans_assign
 
     X, y = _dataset("blobs", 3)
-    model = _fit("sskk", X, y)
+    model = _fit("sskk", X, y, guard=None)  # the method itself, not the guard
     A = model.affinity_matrix_
     # a training point's own row of the graph is a new point exactly like it
     got = kernel_kmeans_assign(A, model.labels_, model._cluster_volumes_,

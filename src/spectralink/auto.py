@@ -147,9 +147,11 @@ class Auto(ConstrainedFitMixin):
         Number of clusters k.
     methods : sequence of str or estimators, default=None
         The constrained candidates: registry names (built with ``n_clusters`` and their
-        defaults) or estimator instances (cloned). ``None``: :func:`default_methods`
-        (CCSR, CCSKL, LSCP, SCACS, COP-KMeans, and COSC while its k-way recursion is
-        affordable). NCut is always added first as the reference.
+        defaults, but ``guard=None``: the search's held-out folds and its rule against
+        NCut already do the held-out guard's work) or estimator instances (cloned, as
+        given). ``None``: :func:`default_methods` (CCSR, CCSKL, LSCP, SCACS, COP-KMeans,
+        and COSC while its k-way recursion is affordable). NCut is always added first as
+        the reference.
     sigmas : sequence of float or None, default=(0.5, 1.0, 2.0)
         Bandwidths, as multiples of the default r, tried for every candidate on the
         library's Gaussian k-NN graph whose ``sigma`` is None (CCSR, CCSKL, LSCP, SL,
@@ -311,6 +313,9 @@ class Auto(ConstrainedFitMixin):
         for spec in specs:
             if isinstance(spec, str):
                 est = get_method(spec)(n_clusters=self.n_clusters)
+                if "guard" in est.get_params(deep=False):
+                    # the search's held-out folds and its rule against NCut are the guard
+                    est.set_params(guard=None)
             elif hasattr(spec, "get_params") and hasattr(spec, "fit"):
                 est = clone(spec)
             else:

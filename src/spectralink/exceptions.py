@@ -7,6 +7,7 @@ to turn a degenerate result into an exception in a pipeline.
 from __future__ import annotations
 
 __all__ = [
+    "ConstraintsIgnoredWarning",
     "ContradictoryAnswerWarning",
     "DegeneratePartitionWarning",
     "DisconnectedGraphWarning",
@@ -25,6 +26,16 @@ class DegeneratePartitionWarning(UserWarning):
     when the partition has fewer clusters than asked for, has a cluster of fewer than
     ``max(2, 1 % of n)`` points that no cannot-link asks for, or violates at least half as
     large a share of the given constraints as a partition unrelated to them would.
+    """
+
+
+class ConstraintsIgnoredWarning(UserWarning):
+    """A constrained estimator returned the unconstrained partition of its graph.
+
+    Raised by ``fit`` when the held-out guard (``guard="held_out"``, the default) finds that
+    the method, refitted on part of the pairs, does not violate fewer of the held-out pairs
+    than ignoring them does (:mod:`spectralink.methods._guard`); ``fallback_`` is then True
+    and ``guard_`` holds the counts.
     """
 
 

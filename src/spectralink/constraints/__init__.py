@@ -16,7 +16,8 @@ cannot-links; :meth:`Constraints.take` and :meth:`Constraints.violated` use that
 :meth:`Constraints.union` (``a | b``) joins two sets, and :meth:`Constraints.to_csv` /
 :meth:`Constraints.from_csv` write and read the ``i,j,kind[,weight]`` file format;
 :func:`read_constraints_files` merges several files, naming rows by ID and pairs by
-``file:line`` in its messages.
+``file:line`` in its messages. :func:`constraint_folds` splits the pairs into
+cross-validation folds that leak nothing through the transitive closure.
 """
 
 from __future__ import annotations
@@ -30,9 +31,21 @@ from ._core import (
 )
 from ._csv import write_pairs_csv
 from ._files import read_constraints_files
+from ._folds import (
+    FOLD_BY,
+    MAX_MOVED_FRACTION,
+    UnfoldableConstraintsError,
+    constraint_folds,
+    split_constraints,
+)
 
 __all__ = [
+    "FOLD_BY",
+    "MAX_MOVED_FRACTION",
     "Constraints",
+    "UnfoldableConstraintsError",
+    "constraint_folds",
+    "split_constraints",
     "InconsistentConstraintsError",
     "as_constraints",
     "labeled_mask",

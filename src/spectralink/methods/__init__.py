@@ -1,20 +1,25 @@
 """Estimators, one module per method, on the fit contract of :mod:`._base`.
 
-:class:`ConstrainedFitMixin` is the fit contract (validation, constraints, diagnostics,
-``n_violated_``); :class:`AffinityGraphMixin` the graph a method clusters and ``predict``
-through it; :class:`ConstrainedClusteringMixin` both, the base of the graph methods.
-The name -> class table that commands and ``get_method`` read is :mod:`spectralink.registry`.
-What the floors above share with the methods is public here.
+:class:`ConstrainedFitMixin` is the fit contract (validation, constraints, the held-out
+guard whose verdict is a :class:`GuardReport`, diagnostics, ``n_violated_``);
+:class:`AffinityGraphMixin` the graph a method clusters and ``predict`` through it;
+:class:`ConstrainedClusteringMixin` both, the base of the graph methods. The name -> class
+table that commands and ``get_method`` read is :mod:`spectralink.registry`. What the floors
+above share with the methods is public here.
 """
 
 from __future__ import annotations
 
 from ._base import ConstrainedFitMixin
 from ._graph import AffinityGraphMixin, ConstrainedClusteringMixin, shareable_knn_graph
+from ._guard import GUARD_FOLDS, GuardReport, held_out_guard
 
 __all__ = [
+    "GUARD_FOLDS",
     "AffinityGraphMixin",
     "ConstrainedClusteringMixin",
     "ConstrainedFitMixin",
+    "GuardReport",
+    "held_out_guard",
     "shareable_knn_graph",
 ]

@@ -7,6 +7,13 @@ functions and sets ``labels_``; ``fit`` then records ``n_violated_`` and warns o
 degenerate partition. ``affinity="precomputed"`` makes ``X`` a square affinity matrix
 (dense or sparse) instead of features.
 
+Between the two, a constrained estimator with ``guard="held_out"`` (the default) runs the
+held-out guard of :mod:`spectralink.methods._guard`: the partition is compared, on pairs
+held out from refits, with the unconstrained partition of the same graph, and replaced by it
+when the pairs do not say that they help (``fallback_``). Three hooks say what
+"unconstrained" and "refit" mean for a method: :meth:`_unconstrained_fit`,
+:meth:`_refit_labels` and :meth:`_adopt_unconstrained`; their defaults refit a clone.
+
 :class:`ConstrainedFitMixin` is that contract alone (methods that build no k-NN graph:
 COP-KMeans, the landmark methods, :class:`~spectralink.auto.Auto`); the graph hooks and the
 graph-based ``predict`` are :class:`~spectralink.methods._graph.AffinityGraphMixin`.
@@ -15,15 +22,16 @@ graph-based ``predict`` are :class:`~spectralink.methods._graph.AffinityGraphMix
 from __future__ import annotations
 
 import warnings
+from types import SimpleNamespace
 from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import ArrayLike
 from sklearn import get_config
-from sklearn.base import BaseEstimator, ClusterMixin
+from sklearn.base import BaseEstimator, ClusterMixin, clone
 
 from ..constraints import Constraints, as_constraints
-from ..exceptions import DegeneratePartitionWarning
+from ..exceptions import ConstraintsIgnoredWarning, DegeneratePartitionWarning
 from ..graph import check_affinity
 from ..metrics import partition_diagnostics
 from ..parallel import limit_threads
@@ -31,14 +39,16 @@ from ..progress import stage
 from ..utils import (
     POSITIVE,
     Int,
+    StrOptions,
     check_features,
     check_n_clusters,
 )
+from ._guard import held_out_guard, same_partition
 
 if TYPE_CHECKING:  # Python >= 3.11
     from typing import Self
 
-__all__ = ["COMMON_CONSTRAINTS", "ConstrainedFitMixin", "ConstraintsLike"]
+__all__ = ["COMMON_CONSTRAINTS", "GUARD_CONSTRAINT", "ConstrainedFitMixin", "ConstraintsLike"]
 
 #: What ``fit`` accepts as constraints: a :class:`~spectralink.constraints.Constraints` or a
 #: ``(must_link, cannot_link)`` pair of index pairs.
@@ -52,6 +62,9 @@ COMMON_CONSTRAINTS: dict[str, list] = {
     "n_init": [Int(1)],
     "random_state": ["random_state"],
 }
+
+#: Constraint of the ``guard`` parameter of the constrained estimators.
+GUARD_CONSTRAINT: list = [StrOptions({"held_out"}), None]
 
 
 class ConstrainedFitMixin(ClusterMixin, BaseEstimator):
@@ -129,6 +142,7 @@ class ConstrainedFitMixin(ClusterMixin, BaseEstimator):
         with stage("method") as st, limit_threads():
             st.detail = f"{type(self).__name__}, its own steps"
             self._fit(X, cons)
+        self._guard(X, cons)
         self._record_diagnostics(cons)
         return self
 
@@ -149,12 +163,86 @@ class ConstrainedFitMixin(ClusterMixin, BaseEstimator):
         check_n_clusters(self.n_clusters, n_samples)
         return as_constraints(constraints, n_samples)
 
+    # ------------------------------------------------------------- the guard
+    def _guard(self, X, cons: Constraints) -> None:
+        """The held-out guard (:mod:`spectralink.methods._guard`): sets ``guard_`` and
+        ``fallback_``, and on a fallback adopts the unconstrained partition and warns
+        (pointing at the line that called the public fit method, two frames up)."""
+        try:
+            report = self._run_guard(X, cons)
+        finally:
+            self._release_guard_state()
+        if report is not None and report.fallback:
+            warnings.warn(
+                f"{type(self).__name__} returned the unconstrained partition: the "
+                f"constraints did not help on held-out pairs ({report}). Pass guard=None "
+                "for the constrained partition as the method gives it.",
+                ConstraintsIgnoredWarning,
+                stacklevel=3,
+            )
+
+    def _run_guard(self, X, cons: Constraints):
+        if not self._uses_constraints or "guard" not in self.get_params(deep=False):
+            return None
+        self.fallback_ = False
+        self.guard_ = None
+        if self.guard is None or cons.is_empty:
+            return None
+        with stage("guard") as st, limit_threads():
+            st.detail = f"{type(self).__name__} refitted on held-out folds"
+            reference = self._unconstrained_fit(X)
+            self.guard_ = held_out_guard(
+                lambda train: self._refit_labels(X, train),
+                self.labels_,
+                reference.labels_,
+                cons,
+                self.random_state,
+            )
+            if self.guard_ is not None and self.guard_.fallback:
+                self._adopt_unconstrained(X, reference)
+                self.fallback_ = True
+            elif same_partition(self.labels_, reference.labels_):
+                self._same_as_unconstrained(X, reference)
+        return self.guard_
+
+    def _same_as_unconstrained(self, X, reference) -> None:
+        """Hook for when the constrained partition is the unconstrained one (no refit was
+        needed to decide); the default keeps the constrained model."""
+
+    def _release_guard_state(self) -> None:
+        """Drop what a fit kept only for the guard (e.g. FCSC's dense basis)."""
+
+    def _guard_clone(self) -> Self:
+        """An unfitted copy without the guard (the refits must not guard themselves)."""
+        return clone(self).set_params(guard=None)
+
+    def _unconstrained_fit(self, X) -> SimpleNamespace | BaseEstimator:
+        """The unconstrained partition the guard compares with: something with ``labels_``.
+        Default: the method itself fitted without constraints."""
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return self._guard_clone().fit(X)
+
+    def _refit_labels(self, X, constraints: Constraints) -> np.ndarray:
+        """Labels of the method fitted to ``constraints`` (part of the given pairs). Default:
+        a clone fitted from ``X``; methods override it to reuse their graph."""
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return self._guard_clone().fit(X, constraints=constraints).labels_
+
+    def _adopt_unconstrained(self, X, reference) -> None:
+        """Take over the unconstrained fit ``reference`` (labels, and what ``predict`` needs
+        to follow them)."""
+        self.labels_ = np.asarray(reference.labels_)
+
     def _record_diagnostics(self, cons: Constraints) -> None:
         """``n_violated_``, and the degenerate-partition warning pointing at the line that
         called the public fit method (two frames up)."""
         self.n_violated_ = int(cons.violated(self.labels_).sum())
+        # a partition the guard chose for ignoring the pairs is not news about them
+        check = self._uses_constraints and not getattr(self, "fallback_", False)
         problems = partition_diagnostics(
-            self.labels_, cons, self.n_clusters, check_violations=self._uses_constraints
+            self.labels_, cons, self.n_clusters, check_violations=check
         )
         if problems:
             warnings.warn(

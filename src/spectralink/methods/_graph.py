@@ -13,6 +13,7 @@ every method that clusters a k-NN (or precomputed, or learnt) graph.
 from __future__ import annotations
 
 import warnings
+from types import SimpleNamespace
 
 import numpy as np
 import scipy.sparse as sp
@@ -24,12 +25,13 @@ from sklearn.utils.validation import check_is_fitted
 from .. import graph
 from ..graph import check_cross_affinity, safe_degrees
 from ..progress import stage
-from ..spectral import nearest_center, nystrom_extension
+from ..spectral import kmeans_rows, nearest_center, njw_clustering, nystrom_extension
 from ._base import ConstrainedFitMixin
 
 __all__ = [
     "AffinityGraphMixin",
     "ConstrainedClusteringMixin",
+    "EigenvectorRefitMixin",
     "NYSTROM_MIN_EIGENVALUE",
     "shareable_knn_graph",
     "weighted_vote",
@@ -106,7 +108,11 @@ class AffinityGraphMixin:
                 f"{'...' if isolated.sum() > 5 else ''}) have no positive affinity to any "
                 "training point; they cannot be placed."
             )
-        labels = self._predict_from_affinity(C)
+        if getattr(self, "fallback_", False):
+            # the guard returned the unconstrained partition: follow its labels
+            labels = weighted_vote(C, self.labels_, self.n_clusters)
+        else:
+            labels = self._predict_from_affinity(C)
         if isolated.any():
             warnings.warn(
                 f"{int(isolated.sum())} new point(s) are too far from the training data for "
@@ -187,6 +193,11 @@ class AffinityGraphMixin:
         a reference to the validated training features (no copy when ``X`` was already a
         float array; the model then holds n x n_features floats, also in its pickle).
         """
+        W = self._build_affinity(X)
+        self._graph_ = W  # what the guard's unconstrained partition and refits reuse
+        return W
+
+    def _build_affinity(self, X) -> sp.csr_matrix:
         if sp.issparse(X) and getattr(self, "affinity", None) == "precomputed":
             self._graph_spec_ = {"kind": "precomputed", "n_fit": X.shape[0]}
             self._fit_X_ = None
@@ -212,7 +223,63 @@ class AffinityGraphMixin:
 class ConstrainedClusteringMixin(AffinityGraphMixin, ConstrainedFitMixin):
     """Base class of the graph methods: the fit contract
     (:class:`~spectralink.methods.ConstrainedFitMixin`) with the graph hooks and
-    ``predict`` of :class:`AffinityGraphMixin`."""
+    ``predict`` of :class:`AffinityGraphMixin`.
+
+    The held-out guard's hooks reuse the graph the fit built (``_graph_``, recorded by
+    :meth:`_affinity`): the unconstrained partition is NCut on it, and the refits on part
+    of the pairs take it as a precomputed affinity when the method builds the standard
+    k-NN graph (:func:`shareable_knn_graph`).
+    """
+
+    def _unconstrained_fit(self, X):
+        W = getattr(self, "_graph_", None)
+        if W is None:
+            return super()._unconstrained_fit(X)
+        _, _, labels = njw_clustering(
+            W, self.n_clusters, n_init=getattr(self, "n_init", 10), random_state=self.random_state
+        )
+        return SimpleNamespace(labels_=labels)
+
+    def _refit_labels(self, X, constraints):
+        W = getattr(self, "_graph_", None)
+        if W is None or not _refits_on_its_graph(self):
+            return super()._refit_labels(X, constraints)
+        est = self._guard_clone().set_params(affinity="precomputed")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return est.fit(W, constraints=constraints).labels_
+
+
+class EigenvectorRefitMixin:
+    """Guard hooks of the methods that adapt the eigenvectors of the graph
+    (``eigenvectors_``, ascending) through a ``fit_embedding`` hook (CCSR, CCSKL): the
+    unconstrained partition is k-means on the first ``n_clusters`` of them, row-normalised
+    (NCut), and the refits reuse them."""
+
+    def _unconstrained_fit(self, X):
+        k = self.n_clusters
+        labels = kmeans_rows(
+            self.eigenvectors_[:, :k], k, normalize=True, n_init=self.n_init,
+            random_state=self.random_state,
+        )  # fmt: skip
+        return SimpleNamespace(labels_=labels)
+
+    def _refit_labels(self, X, constraints):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return self._guard_clone().fit_embedding(self.eigenvectors_, constraints).labels_
+
+
+def _refits_on_its_graph(estimator: BaseEstimator) -> bool:
+    """Whether a refit given the graph the estimator built (``_graph_``) as a precomputed
+    affinity repeats its fit: it accepts one and builds its graph with the base class's
+    :meth:`AffinityGraphMixin._affinity` (the k-NN Gaussian or adaptive k-NN graph)."""
+    cls = type(estimator)
+    return (
+        getattr(cls, "_supports_precomputed", True)
+        and cls._affinity is AffinityGraphMixin._affinity
+        and "affinity" in estimator.get_params(deep=False)
+    )
 
 
 def shareable_knn_graph(estimator: BaseEstimator) -> tuple | None:

@@ -4,6 +4,7 @@ through the landmark code (eq. 3 of Li et al., TKDE 2015)."""
 
 from __future__ import annotations
 
+import warnings
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -135,8 +136,36 @@ class LandmarkClustering(ConstrainedFitMixin):
         cons = self._constraints_for(graph.n_samples, constraints)
         with limit_threads():
             self._fit_graph(graph, cons)
+        self._guard(None, cons)
         self._record_diagnostics(cons)
         return self
+
+    # the held-out guard on the landmark graph already built (LSC-R is the unconstrained
+    # partition of that graph)
+    def _unconstrained_fit(self, X):
+        from .lscr import LSCR
+
+        reference = LSCR(self.n_clusters, n_init=self.n_init, random_state=self.random_state)
+        return reference.fit_landmark_graph(self.landmark_graph_)
+
+    def _refit_labels(self, X, constraints):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est = self._guard_clone()
+            return est.fit_landmark_graph(self.landmark_graph_, constraints).labels_
+
+    def _same_as_unconstrained(self, X, reference) -> None:
+        # the same partition as LSC-R's: predict through LSC-R's map, which is smooth over
+        # the landmarks; constrained directions need not be (with about as many landmarks
+        # as points they can give every landmark its own value, and new points, coded by
+        # several landmarks, fall between clusters)
+        self._adopt_unconstrained(X, reference)
+
+    def _adopt_unconstrained(self, X, reference) -> None:
+        self.labels_ = reference.labels_
+        self.components_ = reference.components_
+        self.cluster_centers_ = reference.cluster_centers_
+        self.embedding_ = reference.embedding_
 
     def _set_graph(self, graph: lm.LandmarkGraph) -> None:
         self.landmark_graph_ = graph

@@ -27,8 +27,8 @@ from ..parallel import limit_threads
 from ..solvers.ordered_nnls import OrderedNNLSResult, ordered_design, ordered_nnls
 from ..spectral import cluster_means, kmeans_rows, laplacian_eigenvectors, normalize_rows
 from ..utils import NON_NEGATIVE, Int, StrOptions
-from ._base import COMMON_CONSTRAINTS, ConstraintsLike
-from ._graph import ConstrainedClusteringMixin
+from ._base import COMMON_CONSTRAINTS, GUARD_CONSTRAINT, ConstraintsLike
+from ._graph import ConstrainedClusteringMixin, EigenvectorRefitMixin
 from .ccsr import (
     check_n_components,
     check_normalize_rows,
@@ -74,7 +74,7 @@ def ccskl_spectrum(
     return ordered_nnls(B, r)
 
 
-class CCSKL(ConstrainedClusteringMixin):
+class CCSKL(EigenvectorRefitMixin, ConstrainedClusteringMixin):
     """Constrained clustering by spectral kernel learning (CCSKL).
 
     Parameters
@@ -110,6 +110,13 @@ class CCSKL(ConstrainedClusteringMixin):
         largest weight, so raw rows also encode the degree; normalising removes that.
     random_state : int, RandomState or None
         Seeds the eigensolver start and k-means.
+    guard : {"held_out"} or None, default="held_out"
+        ``"held_out"``: the partition is kept only when the method, refitted on part of the
+        pairs, violates fewer held-out pairs than the unconstrained partition (NCut on the
+        same eigenvectors) does; otherwise that unconstrained partition is returned
+        (``fallback_`` True, ``guard_`` the counts, a
+        :class:`~spectralink.exceptions.ConstraintsIgnoredWarning`).
+        ``None``: the method as published, whatever the pairs do.
 
     Attributes
     ----------
@@ -164,6 +171,7 @@ class CCSKL(ConstrainedClusteringMixin):
     """
 
     _parameter_constraints = {
+        "guard": GUARD_CONSTRAINT,
         **COMMON_CONSTRAINTS,
         "n_components": [Int(1)],
         "affinity": [StrOptions({"knn", "precomputed"})],
@@ -183,6 +191,7 @@ class CCSKL(ConstrainedClusteringMixin):
         shrinkage: str | float = "auto",
         normalize_rows: str | bool = "auto",
         random_state: int | np.random.RandomState | None = None,
+        guard: str | None = "held_out",
     ) -> None:
         self.n_clusters = n_clusters
         self.n_components = n_components
@@ -193,6 +202,7 @@ class CCSKL(ConstrainedClusteringMixin):
         self.shrinkage = shrinkage
         self.normalize_rows = normalize_rows
         self.random_state = random_state
+        self.guard = guard
 
     def _fit(self, X, constraints):
         m = check_n_components(self.n_components, X.shape[0])
@@ -232,8 +242,10 @@ class CCSKL(ConstrainedClusteringMixin):
         F = check_array(F, dtype=np.float64)
         cons = self._constraints_for(F.shape[0], constraints)
         self.__dict__.pop("_graph_spec_", None)  # predict through a graph needs fit
+        self.eigenvectors_ = F
         with limit_threads():
             self._fit_embedding(F, cons)
+        self._guard(F, cons)
         self._record_diagnostics(cons)
         return self
 

@@ -30,8 +30,8 @@ from ..parallel import limit_threads
 from ..solvers.psd_lstsq import PSDLstsqResult, accumulate_gram, psd_least_squares, svec
 from ..spectral import cluster_means, kmeans_rows, laplacian_eigenvectors, normalize_rows
 from ..utils import NON_NEGATIVE, POSITIVE, Int, StrOptions
-from ._base import COMMON_CONSTRAINTS, ConstraintsLike
-from ._graph import ConstrainedClusteringMixin
+from ._base import COMMON_CONSTRAINTS, GUARD_CONSTRAINT, ConstraintsLike
+from ._graph import ConstrainedClusteringMixin, EigenvectorRefitMixin
 
 __all__ = [
     "CCSR",
@@ -163,7 +163,7 @@ def unconstrained_projector(m: int, n_clusters: int) -> np.ndarray:
     return np.diag((np.arange(m) < n_clusters).astype(np.float64))
 
 
-class CCSR(ConstrainedClusteringMixin):
+class CCSR(EigenvectorRefitMixin, ConstrainedClusteringMixin):
     """Constrained clustering via spectral regularization (CCSR).
 
     Parameters
@@ -201,6 +201,13 @@ class CCSR(ConstrainedClusteringMixin):
         large weight, so raw rows also encode the degree; normalising removes that.
     random_state : int, RandomState or None
         Seeds the eigensolver start and k-means.
+    guard : {"held_out"} or None, default="held_out"
+        ``"held_out"``: the partition is kept only when the method, refitted on part of the
+        pairs, violates fewer held-out pairs than the unconstrained partition (NCut on the
+        same eigenvectors) does; otherwise that unconstrained partition is returned
+        (``fallback_`` True, ``guard_`` the counts, a
+        :class:`~spectralink.exceptions.ConstraintsIgnoredWarning`).
+        ``None``: the method as published, whatever the pairs do.
 
     Attributes
     ----------
@@ -270,6 +277,7 @@ class CCSR(ConstrainedClusteringMixin):
     """
 
     _parameter_constraints = {
+        "guard": GUARD_CONSTRAINT,
         **COMMON_CONSTRAINTS,
         "n_components": [Int(1)],
         "affinity": [StrOptions({"knn", "precomputed"})],
@@ -291,6 +299,7 @@ class CCSR(ConstrainedClusteringMixin):
         shrinkage: str | float = "auto",
         normalize_rows: str | bool = "auto",
         random_state: int | np.random.RandomState | None = None,
+        guard: str | None = "held_out",
     ) -> None:
         self.n_clusters = n_clusters
         self.n_components = n_components
@@ -302,6 +311,7 @@ class CCSR(ConstrainedClusteringMixin):
         self.shrinkage = shrinkage
         self.normalize_rows = normalize_rows
         self.random_state = random_state
+        self.guard = guard
 
     def _fit(self, X, constraints):
         m = check_n_components(self.n_components, X.shape[0])
@@ -349,8 +359,10 @@ class CCSR(ConstrainedClusteringMixin):
         F = check_array(F, dtype=np.float64)
         cons = self._constraints_for(F.shape[0], constraints)
         self.__dict__.pop("_graph_spec_", None)  # predict through a graph needs fit
+        self.eigenvectors_ = F
         with limit_threads():
             self._fit_embedding(F, cons, diag_gram)
+        self._guard(F, cons)
         self._record_diagnostics(cons)
         return self
 

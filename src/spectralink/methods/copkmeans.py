@@ -45,7 +45,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..constraints import Constraints
 from ..spectral import nearest_center
 from ..utils import Int, StrOptions
-from ._base import COMMON_CONSTRAINTS, ConstrainedFitMixin
+from ._base import COMMON_CONSTRAINTS, GUARD_CONSTRAINT, ConstrainedFitMixin
 
 __all__ = ["COPKMeans", "InfeasibleConstraintsError", "cop_kmeans_single"]
 
@@ -245,6 +245,13 @@ class COPKMeans(ConstrainedFitMixin):
         Maximum assignment/update passes per run.
     random_state : int, RandomState or None
         Seeds the initial centres and the visiting order of constrained points.
+    guard : {"held_out"} or None, default="held_out"
+        ``"held_out"``: the partition is kept only when the method, refitted on part of the
+        pairs, violates fewer held-out pairs than the unconstrained partition (k-means from
+        the same starts) does; otherwise that unconstrained partition is returned
+        (``fallback_`` True, ``guard_`` the counts, a
+        :class:`~spectralink.exceptions.ConstraintsIgnoredWarning`).
+        ``None``: the method as published, whatever the pairs do.
 
     Attributes
     ----------
@@ -295,6 +302,7 @@ class COPKMeans(ConstrainedFitMixin):
     _supports_precomputed = False
     _scale = "k-means in feature space: large n"
     _parameter_constraints = {
+        "guard": GUARD_CONSTRAINT,
         "n_clusters": COMMON_CONSTRAINTS["n_clusters"],
         "init": [StrOptions({"k-means++", "random"})],
         "n_init": [Int(1)],
@@ -310,12 +318,14 @@ class COPKMeans(ConstrainedFitMixin):
         n_init: int = 10,
         max_iter: int = 300,
         random_state: int | np.random.RandomState | None = None,
+        guard: str | None = "held_out",
     ) -> None:
         self.n_clusters = n_clusters
         self.init = init
         self.n_init = n_init
         self.max_iter = max_iter
         self.random_state = random_state
+        self.guard = guard
 
     def _fit(self, X, constraints):
         X = np.asarray(X, dtype=np.float64)
@@ -362,6 +372,12 @@ class COPKMeans(ConstrainedFitMixin):
         self.n_failed_init_ = failed
         self.assignment_order_ = order
         return self
+
+    def _adopt_unconstrained(self, X, reference) -> None:
+        # k-means from the same starts: its centres are what predict uses
+        self.labels_ = reference.labels_
+        self.cluster_centers_ = reference.cluster_centers_
+        self.inertia_ = reference.inertia_
 
     def predict(self, X: ArrayLike) -> np.ndarray:
         """Nearest fitted centre of each new point (see Notes).

@@ -41,7 +41,7 @@ from ..solvers.constraint_graph import merge_vertices, reduce_cannot_links
 from ..solvers.cosc_binary import COSCSettings, solve_binary
 from ..solvers.cosc_kway import KwaySearch
 from ..utils import NON_NEGATIVE, POSITIVE, Int, Options, RealRange, StrOptions
-from ._base import COMMON_CONSTRAINTS
+from ._base import COMMON_CONSTRAINTS, GUARD_CONSTRAINT
 from ._graph import ConstrainedClusteringMixin
 
 __all__ = ["COSC"]
@@ -168,6 +168,13 @@ class COSC(ConstrainedClusteringMixin):
         the threads start, and BLAS runs on one thread inside the fit.
     random_state : int, RandomState or None
         Seeds the random starts of RatioDCA.
+    guard : {"held_out"} or None, default="held_out"
+        ``"held_out"``: the partition is kept only when the method, refitted on part of the
+        pairs, violates fewer held-out pairs than the unconstrained partition (NCut on the
+        same graph) does; otherwise that unconstrained partition is returned (``fallback_``
+        True, ``guard_`` the counts, a
+        :class:`~spectralink.exceptions.ConstraintsIgnoredWarning`).
+        ``None``: the method as published, whatever the pairs do.
 
     Attributes
     ----------
@@ -207,6 +214,7 @@ class COSC(ConstrainedClusteringMixin):
 
     _scale = "sparse graph; the k-way recursion refits per split (costly for large n, k)"
     _parameter_constraints = {
+        "guard": GUARD_CONSTRAINT,
         **{k: v for k, v in COMMON_CONSTRAINTS.items() if k != "n_init"},
         "mode": [StrOptions({"hard", "soft", "guaranteed"})],
         "search": [StrOptions({"standard", "thorough"})],
@@ -251,6 +259,7 @@ class COSC(ConstrainedClusteringMixin):
         inner_step: str = "uniform",
         n_jobs: int | None = None,
         random_state: int | np.random.RandomState | None = None,
+        guard: str | None = "held_out",
     ) -> None:
         self.n_clusters = n_clusters
         self.mode = mode
@@ -273,6 +282,7 @@ class COSC(ConstrainedClusteringMixin):
         self.inner_step = inner_step
         self.n_jobs = n_jobs
         self.random_state = random_state
+        self.guard = guard
 
     def _feature_affinities(self) -> set:
         return {"adaptive_knn", "knn"}

@@ -28,7 +28,7 @@ from ..solvers.propagation import (
 )
 from ..spectral import njw_clustering
 from ..utils import POSITIVE, Int, StrOptions
-from ._base import COMMON_CONSTRAINTS
+from ._base import COMMON_CONSTRAINTS, GUARD_CONSTRAINT
 from ._graph import ConstrainedClusteringMixin
 
 __all__ = ["E2CP", "refined_affinity"]
@@ -217,6 +217,13 @@ class E2CP(ConstrainedClusteringMixin):
         k-means restarts.
     random_state : int, RandomState or None
         Seeds every random choice of the fit.
+    guard : {"held_out"} or None, default="held_out"
+        ``"held_out"``: the partition is kept only when the method, refitted on part of the
+        pairs, violates fewer held-out pairs than the unconstrained partition (NCut on the
+        same graph) does; otherwise that unconstrained partition is returned (``fallback_``
+        True, ``guard_`` the counts, a
+        :class:`~spectralink.exceptions.ConstraintsIgnoredWarning`).
+        ``None``: the method as published, whatever the pairs do.
 
     Attributes
     ----------
@@ -251,6 +258,7 @@ class E2CP(ConstrainedClusteringMixin):
 
     _scale = "dense n x n propagation up to dense_max points, sampled (sparse) above"
     _parameter_constraints = {
+        "guard": GUARD_CONSTRAINT,
         **COMMON_CONSTRAINTS,
         "affinity": [StrOptions({"knn", "precomputed"})],
         "eta": [POSITIVE],
@@ -276,6 +284,7 @@ class E2CP(ConstrainedClusteringMixin):
         f_scale: str = "clip",
         n_init: int = 10,
         random_state: int | np.random.RandomState | None = None,
+        guard: str | None = "held_out",
     ) -> None:
         self.n_clusters = n_clusters
         self.affinity = affinity
@@ -289,6 +298,7 @@ class E2CP(ConstrainedClusteringMixin):
         self.f_scale = f_scale
         self.n_init = n_init
         self.random_state = random_state
+        self.guard = guard
 
     def _fit(self, X, constraints):
         W = self._affinity(X)

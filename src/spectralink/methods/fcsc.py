@@ -32,6 +32,7 @@ from __future__ import annotations
 import numbers
 import warnings
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 import numpy as np
 import scipy.linalg as la
@@ -40,7 +41,6 @@ from numpy.typing import ArrayLike
 
 from ..constraints import Constraints
 from ..graph import check_connectivity
-from ..metrics import clearly_fewer_violations
 from ..neighbors import search
 from ..parallel import limit_threads
 from ..solvers.constrained_pencil import (
@@ -58,7 +58,7 @@ from ..spectral import (
     nystrom_extension,
 )
 from ..utils import Int, RealRange, StrOptions
-from ._base import COMMON_CONSTRAINTS
+from ._base import COMMON_CONSTRAINTS, GUARD_CONSTRAINT
 from ._graph import NYSTROM_MIN_EIGENVALUE, ConstrainedClusteringMixin, weighted_vote
 
 __all__ = [
@@ -459,6 +459,13 @@ class FCSC(ConstrainedClusteringMixin):
         k-means restarts (K-way).
     random_state : int, RandomState or None
         Seeds the eigensolver start and k-means.
+    guard : {"held_out"} or None, default="held_out"
+        ``"held_out"``: the partition is kept only when the method, refitted on part of the
+        pairs, violates fewer held-out pairs than the unconstrained partition (NCut on the
+        same graph) does; otherwise that unconstrained partition is returned (``fallback_``
+        True, ``guard_`` the counts, a
+        :class:`~spectralink.exceptions.ConstraintsIgnoredWarning`).
+        ``None``: the method as published, whatever the pairs do.
 
     Attributes
     ----------
@@ -472,15 +479,15 @@ class FCSC(ConstrainedClusteringMixin):
     beta_ : float
         ``beta / vol`` used.
     fallback_ : bool
-        Whether the labels are the unconstrained normalized cut of the same graph (NJW on
-        its ``n_clusters`` smoothest eigenvectors) instead of FCSC's. With ``beta="auto"``
-        FCSC's partition replaces that cut only when it violates clearly fewer of the
-        given constraints (:func:`~spectralink.metrics.clearly_fewer_violations`): with a
-        handful of constraints that the unconstrained cut already satisfies, the relaxed
-        constrained vectors are pulled away from the cluster structure (standardised
-        wine, 50 random pairs: errors 0.03-0.19 against NCut's 0.034), and with many
+        Whether the held-out guard returned the unconstrained normalized cut of the same
+        graph (NJW on its ``n_clusters`` smoothest eigenvectors) instead of FCSC's
+        partition (``guard``). With a handful of constraints that the unconstrained cut
+        already satisfies, the relaxed constrained vectors can be pulled away from the
+        cluster structure (standardised wine, 50 random pairs), and with many
         cannot-links and outlying points they can concentrate on a few points
         (standardised segmentation, k = 7: one cluster of 2297 of 2310 points).
+    guard_ : GuardReport or None
+        The guard's counts (``None`` when it did not run).
         ``embedding_``, ``eigenvalues_``, ``costs_`` and ``beta_`` always describe FCSC's
         solution.
     affinity_matrix_ : ndarray or sparse matrix of shape (n_samples, n_samples)
@@ -508,10 +515,9 @@ class FCSC(ConstrainedClusteringMixin):
     condition at it (:func:`fcsc_extension`, a Nyström extension of the selected
     vectors): 2-way labels by the sign of ``D^{-1/2} v``, K-way by the nearest k-means
     centre of the (row-normalised) embedding. When the labels are the normalized cut's
-    (``fallback_``) the NJW embedding is extended instead
-    (:func:`spectralink.spectral.nystrom_extension`). The model keeps the training
-    features for a feature affinity (n x n_features floats, also pickled) and the
-    selected vectors; with ``"precomputed"`` ``predict`` takes affinities of shape
+    (``fallback_``), new points get the weighted vote of their neighbours. The model
+    keeps the training features for a feature affinity (n x n_features floats, also
+    pickled) and the selected vectors; with ``"precomputed"`` ``predict`` takes affinities of shape
     (n_new, n_train).
 
     References
@@ -525,6 +531,7 @@ class FCSC(ConstrainedClusteringMixin):
     _max_samples_param = "max_samples"
     _scale = "dense n x n eigenproblem: O(n^2) memory, O(n^3) time"
     _parameter_constraints = {
+        "guard": GUARD_CONSTRAINT,
         **COMMON_CONSTRAINTS,
         "affinity": [StrOptions({"knn", "rbf", "precomputed"})],
         "beta": [StrOptions({"auto", "paper"}), RealRange(-np.inf, np.inf), None],
@@ -544,6 +551,7 @@ class FCSC(ConstrainedClusteringMixin):
         max_samples: int = 5000,
         n_init: int = 10,
         random_state: int | np.random.RandomState | None = None,
+        guard: str | None = "held_out",
     ) -> None:
         self.n_clusters = n_clusters
         self.affinity = affinity
@@ -554,6 +562,7 @@ class FCSC(ConstrainedClusteringMixin):
         self.max_samples = max_samples
         self.n_init = n_init
         self.random_state = random_state
+        self.guard = guard
 
     def _feature_affinities(self) -> set:
         return {"rbf", "knn"}
@@ -583,17 +592,7 @@ class FCSC(ConstrainedClusteringMixin):
             random_state=self.random_state,
         )
         labels = out["labels"]
-        self.fallback_ = False
-        if isinstance(self.beta, str) and self.beta == "auto":
-            # the unconstrained cut of the same graph, from the basis already computed:
-            # FCSC's partition replaces it only when it fits the given constraints clearly
-            # better
-            ncut = kmeans_rows(
-                basis.eigenvectors[:, : self.n_clusters], self.n_clusters, normalize=True,
-                n_init=self.n_init, random_state=self.random_state,
-            )  # fmt: skip
-            if not clearly_fewer_violations(labels, ncut, constraints):
-                labels, self.fallback_ = ncut, True
+        self._basis_ = basis  # for the guard's unconstrained cut and refits; dropped after
         self.affinity_matrix_ = W
         self.labels_ = labels
         self.embedding_ = out["embedding"]
@@ -603,15 +602,29 @@ class FCSC(ConstrainedClusteringMixin):
         self._set_extension(basis, out, constraints)
         return self
 
+    def _release_guard_state(self) -> None:
+        self.__dict__.pop("_basis_", None)
+
+    def _unconstrained_fit(self, X):
+        # the normalized cut of the same graph, from the basis already computed
+        basis = self._basis_
+        labels = kmeans_rows(
+            basis.eigenvectors[:, : self.n_clusters], self.n_clusters, normalize=True,
+            n_init=self.n_init, random_state=self.random_state,
+        )  # fmt: skip
+        return SimpleNamespace(labels_=labels)
+
+    def _refit_labels(self, X, constraints):
+        out = fcsc_solve(
+            self._basis_, constraints, self.n_clusters, beta=self.beta,
+            normalize=self.normalize, n_init=self.n_init, random_state=self.random_state,
+        )  # fmt: skip
+        return out["labels"]
+
     def _set_extension(self, basis: FCSCBasis, out: dict, constraints) -> None:
         """What :meth:`predict` needs: the vectors behind ``labels_`` and their centres."""
         k = self.n_clusters
         self._degrees_ = basis.degrees
-        if self.fallback_:
-            V = basis.eigenvectors[:, :k]
-            self._extension_ = {"kind": "ncut", "vectors": V, "mu": 1.0 - basis.eigenvalues[:k]}
-            self._centers_ = cluster_means(normalize_rows(V), self.labels_, k)
-            return
         V, lam = out["vectors"], out["eigenvalues"]
         c = np.zeros(V.shape[1])
         if isinstance(self.beta, str) and self.beta == "auto":
@@ -649,10 +662,6 @@ class FCSC(ConstrainedClusteringMixin):
 
     def _embed_new(self, C):
         ext = self._extension_
-        if ext["kind"] == "ncut":
-            if np.any(ext["mu"] < NYSTROM_MIN_EIGENVALUE):
-                return None
-            return normalize_rows(nystrom_extension(C, self._degrees_, ext["vectors"], ext["mu"]))
         lam = ext["eigenvalues"]
         if np.any(1.0 + lam * ext["b"] < NYSTROM_MIN_EIGENVALUE):
             return None
@@ -669,6 +678,6 @@ class FCSC(ConstrainedClusteringMixin):
         F = self._embed_new(C)
         if F is None:
             return weighted_vote(C, self.labels_, self.n_clusters)
-        if self.n_clusters == 2 and self._extension_["kind"] == "fcsc":
+        if self.n_clusters == 2:
             return (F[:, 0] > 0).astype(np.int64)  # the sign cut of the fit
         return nearest_center(F, self._centers_)

@@ -98,6 +98,13 @@ class LSCP(E2CP):
     n_init : int, default=10
     random_state : int, RandomState or None
         Seeds every random choice of the fit.
+    guard : {"held_out"} or None, default="held_out"
+        ``"held_out"``: the partition is kept only when the method, refitted on part of the
+        pairs, violates fewer held-out pairs than the unconstrained partition (NCut on the
+        k-NN Gaussian graph) does; otherwise that unconstrained partition is returned
+        (``fallback_`` True, ``guard_`` the counts, a
+        :class:`~spectralink.exceptions.ConstraintsIgnoredWarning`).
+        ``None``: the method as published, whatever the pairs do.
 
     Attributes
     ----------
@@ -154,6 +161,7 @@ class LSCP(E2CP):
         f_scale: str = "clip",
         n_init: int = 10,
         random_state: int | np.random.RandomState | None = None,
+        guard: str | None = "held_out",
     ) -> None:
         super().__init__(
             n_clusters,
@@ -168,6 +176,7 @@ class LSCP(E2CP):
             f_scale=f_scale,
             n_init=n_init,
             random_state=random_state,
+            guard=guard,
         )
         self.lam = lam
         self.mu = mu
@@ -194,6 +203,9 @@ class LSCP(E2CP):
         self._fit_X_ = X
         sigma = graph.sigma_from_distances(neighbors[0]) if self.sigma is None else self.sigma
         self._graph_spec_ = {"kind": "lscp", "n_neighbors": k, "sigma": float(sigma)}
+        # the guard's unconstrained partition: NCut on the k-NN Gaussian graph of the same
+        # neighbours (the learnt similarity depends on the pairs)
+        self._graph_ = graph.gaussian_knn_graph(*neighbors, sigma)
         self._cluster_graph(W, constraints)
 
     def _new_point_affinity(self, X):

@@ -41,7 +41,6 @@ import scipy.sparse as sp
 
 from .. import landmarks as lm
 from ..constraints import Constraints
-from ..metrics import clearly_fewer_violations
 from ..solvers.constrained_pencil import (
     constraint_block,
     definite_pencil_eigh,
@@ -50,8 +49,8 @@ from ..solvers.constrained_pencil import (
 )
 from ..spectral import sign_flip
 from ..utils import RealRange, StrOptions
+from ._base import GUARD_CONSTRAINT
 from ._landmark import CLUSTER_DOC, LandmarkClustering
-from .lscr import lscr_embedding
 
 __all__ = ["SCACS", "scacs_beta0", "scacs_directions", "scacs_q_hat"]
 
@@ -229,6 +228,13 @@ class SCACS(LandmarkClustering):
         Rows per chunk.
     random_state : int, RandomState or None
         Seeds the landmarks and k-means.
+    guard : {"held_out"} or None, default="held_out"
+        ``"held_out"``: the partition is kept only when the method, refitted on part of the
+        pairs, violates fewer held-out pairs than the unconstrained partition (LSC-R on the
+        same landmark graph) does; otherwise that unconstrained partition is returned
+        (``fallback_`` True, ``guard_`` the counts, a
+        :class:`~spectralink.exceptions.ConstraintsIgnoredWarning`).
+        ``None``: the method as published, whatever the pairs do.
 
     Attributes
     ----------
@@ -251,14 +257,15 @@ class SCACS(LandmarkClustering):
     n_constrained_ : int
         ``c``, points in at least one constraint.
     fallback_ : bool
-        Whether the labels (and ``components_``, used by :meth:`predict`) are LSC-R's on
-        the same landmark graph instead of SCACS's. With ``beta0="auto"`` SCACS's
-        partition replaces LSC-R's only when it violates clearly fewer of the given
-        constraints (:func:`~spectralink.metrics.clearly_fewer_violations`): with a few
-        random pairs that the unconstrained partition already satisfies, the constrained
-        directions can fit the constrained points at the expense of the rest (USPS, 50
-        random pairs: error 0.39 against LSC-R's 0.28-0.34). ``directions_``,
-        ``eigenvalues_`` and ``costs_`` always describe SCACS's solution.
+        Whether the held-out guard returned LSC-R's partition of the same landmark graph
+        (its labels, and ``components_`` used by :meth:`predict`) instead of SCACS's
+        (``guard``): with a few random pairs that the unconstrained partition already
+        satisfies, the constrained directions can fit the constrained points at the
+        expense of the rest (USPS, 50 random pairs: error 0.39 against LSC-R's
+        0.28-0.34). ``directions_``, ``eigenvalues_`` and ``costs_`` always describe
+        SCACS's solution.
+    guard_ : GuardReport or None
+        The guard's counts (``None`` when it did not run).
     cluster_centers_ : ndarray of shape (n_clusters, m)
     landmarks_ : ndarray of shape (p, n_features)
     landmark_graph_ : LandmarkGraph
@@ -291,6 +298,7 @@ class SCACS(LandmarkClustering):
 
     _requires_constraints = True
     _parameter_constraints = {
+        "guard": GUARD_CONSTRAINT,
         **LandmarkClustering._parameter_constraints,
         "beta0": [StrOptions({"auto", "paper"}), RealRange(-np.inf, np.inf)],
     }
@@ -310,6 +318,7 @@ class SCACS(LandmarkClustering):
         backend: str = "auto",
         chunk_size: int = lm.DEFAULT_CHUNK,
         random_state: int | np.random.RandomState | None = None,
+        guard: str | None = "held_out",
     ) -> None:
         self.n_clusters = n_clusters
         self.n_landmarks = n_landmarks
@@ -323,6 +332,7 @@ class SCACS(LandmarkClustering):
         self.backend = backend
         self.chunk_size = chunk_size
         self.random_state = random_state
+        self.guard = guard
 
     def _fit(self, X, constraints):
         _require_constraints(constraints)  # before the graph is built
@@ -356,15 +366,6 @@ class SCACS(LandmarkClustering):
         self.gamma_ = out["gamma"]
         self.n_constrained_ = c
         self._cluster(self._embed(graph.nearest, graph.weights, self.components_))
-        self.fallback_ = False
-        if auto:
-            kept = (self.labels_, self.cluster_centers_, self.embedding_)
-            M, _ = lscr_embedding(graph, self.n_clusters)
-            self._cluster(self._embed(graph.nearest, graph.weights, M))
-            if clearly_fewer_violations(kept[0], self.labels_, constraints):
-                self.labels_, self.cluster_centers_, self.embedding_ = kept
-            else:
-                self.components_, self.fallback_ = M, True
         return self
 
 

@@ -37,7 +37,7 @@ from ..metrics import normalized_cut
 from ..solvers.constraint_graph import merge_vertices, reduce_cannot_links, two_colouring
 from ..spectral import constrained_fiedler
 from ..utils import POSITIVE, Int, StrOptions
-from ._base import COMMON_CONSTRAINTS
+from ._base import COMMON_CONSTRAINTS, GUARD_CONSTRAINT
 from ._graph import ConstrainedClusteringMixin
 
 __all__ = ["SCLC", "sign_partition"]
@@ -88,6 +88,13 @@ class SCLC(ConstrainedClusteringMixin):
         Lanczos restarts before a ``ConvergenceWarning``.
     random_state : int, RandomState or None
         Seeds the Lanczos start vector.
+    guard : {"held_out"} or None, default="held_out"
+        ``"held_out"``: the partition is kept only when the method, refitted on part of the
+        pairs, violates fewer held-out pairs than the unconstrained partition (NCut on the
+        same graph) does; otherwise that unconstrained partition is returned (``fallback_``
+        True, ``guard_`` the counts, a
+        :class:`~spectralink.exceptions.ConstraintsIgnoredWarning`).
+        ``None``: the method as published, whatever the pairs do.
 
     Attributes
     ----------
@@ -122,6 +129,7 @@ class SCLC(ConstrainedClusteringMixin):
 
     _two_clusters_only = True
     _parameter_constraints = {
+        "guard": GUARD_CONSTRAINT,
         "n_clusters": COMMON_CONSTRAINTS["n_clusters"],
         "affinity": [StrOptions({"adaptive_knn", "knn", "precomputed"})],
         "n_neighbors": COMMON_CONSTRAINTS["n_neighbors"],
@@ -144,6 +152,7 @@ class SCLC(ConstrainedClusteringMixin):
         tol: float = 1e-8,
         maxiter: int = 5000,
         random_state: int | np.random.RandomState | None = None,
+        guard: str | None = "held_out",
     ) -> None:
         self.n_clusters = n_clusters
         self.affinity = affinity
@@ -152,6 +161,7 @@ class SCLC(ConstrainedClusteringMixin):
         self.tol = tol
         self.maxiter = maxiter
         self.random_state = random_state
+        self.guard = guard
 
     def _feature_affinities(self) -> set:
         return {"knn", "adaptive_knn"}

@@ -41,7 +41,7 @@ from ..spectral import (
     sign_flip,
 )
 from ..utils import StrOptions
-from ._base import COMMON_CONSTRAINTS
+from ._base import COMMON_CONSTRAINTS, GUARD_CONSTRAINT
 from ._graph import ConstrainedClusteringMixin
 
 __all__ = ["SpectralLearning", "modify_affinity", "additive_eigenvectors"]
@@ -193,6 +193,13 @@ class SpectralLearning(ConstrainedClusteringMixin):
         k-means restarts.
     random_state : int, RandomState or None
         Seeds the eigensolver start and k-means.
+    guard : {"held_out"} or None, default="held_out"
+        ``"held_out"``: the partition is kept only when the method, refitted on part of the
+        pairs, violates fewer held-out pairs than the unconstrained partition (NCut on the
+        same graph) does; otherwise that unconstrained partition is returned (``fallback_``
+        True, ``guard_`` the counts, a
+        :class:`~spectralink.exceptions.ConstraintsIgnoredWarning`).
+        ``None``: the method as published, whatever the pairs do.
 
     Attributes
     ----------
@@ -230,6 +237,7 @@ class SpectralLearning(ConstrainedClusteringMixin):
     """
 
     _parameter_constraints = {
+        "guard": GUARD_CONSTRAINT,
         **COMMON_CONSTRAINTS,
         "affinity": [StrOptions({"knn", "precomputed"})],
         "normalization": [StrOptions({"symmetric", "additive"})],
@@ -245,6 +253,7 @@ class SpectralLearning(ConstrainedClusteringMixin):
         normalization: str = "symmetric",
         n_init: int = 10,
         random_state: int | np.random.RandomState | None = None,
+        guard: str | None = "held_out",
     ) -> None:
         self.n_clusters = n_clusters
         self.affinity = affinity
@@ -253,6 +262,7 @@ class SpectralLearning(ConstrainedClusteringMixin):
         self.normalization = normalization
         self.n_init = n_init
         self.random_state = random_state
+        self.guard = guard
 
     def _fit(self, X, constraints):
         A = modify_affinity(self._affinity(X), constraints)

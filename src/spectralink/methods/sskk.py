@@ -39,7 +39,7 @@ from sklearn.utils import check_random_state
 from ..constraints import Constraints
 from ..graph import degrees
 from ..utils import NON_NEGATIVE, Int, StrOptions
-from ._base import COMMON_CONSTRAINTS
+from ._base import COMMON_CONSTRAINTS, GUARD_CONSTRAINT
 from ._graph import ConstrainedClusteringMixin
 
 __all__ = [
@@ -306,6 +306,13 @@ class SSKK(ConstrainedClusteringMixin):
         Maximum assignment sweeps per restart.
     random_state : int, RandomState or None
         Seeds the initialisations and the eigensolver.
+    guard : {"held_out"} or None, default="held_out"
+        ``"held_out"``: the partition is kept only when the method, refitted on part of the
+        pairs, violates fewer held-out pairs than the unconstrained partition (NCut on the
+        same graph) does; otherwise that unconstrained partition is returned (``fallback_``
+        True, ``guard_`` the counts, a
+        :class:`~spectralink.exceptions.ConstraintsIgnoredWarning`).
+        ``None``: the method as published, whatever the pairs do.
 
     Attributes
     ----------
@@ -347,6 +354,7 @@ class SSKK(ConstrainedClusteringMixin):
     """
 
     _parameter_constraints = {
+        "guard": GUARD_CONSTRAINT,
         **COMMON_CONSTRAINTS,
         "affinity": [StrOptions({"knn", "precomputed"})],
         "penalty": [NON_NEGATIVE, None],
@@ -366,6 +374,7 @@ class SSKK(ConstrainedClusteringMixin):
         n_init: int = 10,
         max_iter: int = 100,
         random_state: int | np.random.RandomState | None = None,
+        guard: str | None = "held_out",
     ) -> None:
         self.n_clusters = n_clusters
         self.affinity = affinity
@@ -376,6 +385,7 @@ class SSKK(ConstrainedClusteringMixin):
         self.n_init = n_init
         self.max_iter = max_iter
         self.random_state = random_state
+        self.guard = guard
 
     def _fit(self, X, constraints):
         A = self._affinity(X)

@@ -22,6 +22,7 @@ Warrens, M. J. (2008). On the equivalence of Cohen's kappa and the Hubert-Arabie
 Rand index. Journal of Classification 25(2).
 """
 
+from ..constraints import MAX_MOVED_FRACTION, UnfoldableConstraintsError, constraint_folds
 from ._candidates import RelativeSigma, relative_sigmas
 from ._scores import (
     SCORER_NAMES,
@@ -30,7 +31,6 @@ from ._scores import (
     kappa_constraint_score,
 )
 from ._search import ConstraintSearchCV, prefer_reference
-from ._split import MAX_MOVED_FRACTION, UnfoldableConstraintsError, constraint_folds
 
 __all__ = [
     "MAX_MOVED_FRACTION",

@@ -23,13 +23,18 @@ from sklearn.exceptions import FitFailedWarning
 from sklearn.model_selection import ParameterGrid
 from sklearn.utils import check_random_state
 
-from ..constraints import Constraints, as_constraints
+from ..constraints import (
+    FOLD_BY,
+    Constraints,
+    UnfoldableConstraintsError,
+    as_constraints,
+    split_constraints,
+)
 from ..parallel import n_threads
 from ..spectral import shared_eigenvectors
 from ..utils import NON_NEGATIVE, HasMethods, Int, StrOptions, validate_params
 from ._candidates import _candidate_estimator, _SharedGraphs
 from ._scores import SCORER_NAMES, Scorer, _check_scorers, _check_scoring
-from ._split import FOLD_BY, UnfoldableConstraintsError, _make_folds
 from ._validation import _fit_and_score, _n_samples, _seed_if_unset
 
 __all__ = ["ConstraintSearchCV", "prefer_reference"]
@@ -425,7 +430,7 @@ class ConstraintSearchCV(BaseEstimator):
         """The folds of every repeat and the fit seed of every split; sets ``split_by_``
         and ``n_repeats_``."""
         n_splits = int(self.cv)
-        folds, self.split_by_ = _make_folds(cons, n_splits, self.split_by, fold_seed)
+        folds, self.split_by_ = split_constraints(cons, n_splits, self.split_by, fold_seed)
         # later repeats draw their seeds after all of the first's, so that n_repeats=1
         # is exactly the single split
         self.n_repeats_ = 1
@@ -433,7 +438,7 @@ class ConstraintSearchCV(BaseEstimator):
             seed = int(rng.randint(_SEED_MAX))
             more_fit_seeds = [int(s) for s in rng.randint(_SEED_MAX, size=n_splits)]
             try:
-                more, _ = _make_folds(cons, n_splits, self.split_by_, seed)
+                more, _ = split_constraints(cons, n_splits, self.split_by_, seed)
             except UnfoldableConstraintsError:
                 continue
             folds += more

@@ -1,8 +1,8 @@
 """Folds over the constraints: k-fold splits of the pairs, or of the constrained points.
 
 Every fit of a cross-validation still sees all the points; what is held out is pairs.
-:func:`constraint_folds` is the public entry; the search draws its folds through
-:func:`_make_folds`, which also says which way it folded.
+:func:`constraint_folds` is the public entry; :func:`split_constraints` also says which way
+it folded (the model-selection search and the estimators' held-out guard use it).
 """
 
 from __future__ import annotations
@@ -12,10 +12,16 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 from sklearn.utils import check_random_state
 
-from ..constraints import Constraints
 from ..utils import Int, StrOptions, validate_params
+from ._core import Constraints
 
-__all__ = ["MAX_MOVED_FRACTION", "UnfoldableConstraintsError", "constraint_folds"]
+__all__ = [
+    "FOLD_BY",
+    "MAX_MOVED_FRACTION",
+    "UnfoldableConstraintsError",
+    "constraint_folds",
+    "split_constraints",
+]
 
 
 class UnfoldableConstraintsError(ValueError):
@@ -164,10 +170,12 @@ def constraint_folds(
         No constraints, fewer pairs (points) than folds, or (``by="pairs"``) a fold left
         without any held-out pair once the implied ones are moved.
     """
-    return _make_folds(constraints, n_splits, by, random_state)[0]
+    return split_constraints(constraints, n_splits, by, random_state)[0]
 
 
-def _make_folds(constraints: Constraints, n_splits: int, by: str, random_state) -> tuple[list, str]:
+def split_constraints(
+    constraints: Constraints, n_splits: int, by: str, random_state
+) -> tuple[list, str]:
     """:func:`constraint_folds` on checked arguments, and which way (``"pairs"`` or
     ``"points"``) it folded."""
     n_splits = int(n_splits)

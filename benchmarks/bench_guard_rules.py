@@ -1,0 +1,246 @@
+"""How the held-out guard should judge: folds, score and margin, measured.
+
+For each instance (synthetic families where constraints hurt or help, and real sets), method,
+count of random correct pairs and draw, the script fits the method at its defaults without
+the guard (``guard=None``) on all the pairs, fits NCut, and refits the method on the training
+pairs of three folds of two kinds (:func:`spectralink.constraints.split_constraints`, by pairs
+and by constrained points), recording the held-out must-links and cannot-links each refit
+and NCut violate. The report then replays candidate rules on the records:
+
+* ``none``: always keep the constrained partition;
+* ``in_sample``: fall back to NCut when the partition violates more of the given pairs;
+* ``<folds>:<score>:<mode>``: pooled held-out score of the refits against NCut's, ``acc``
+  (share of pairs satisfied) or ``bal`` (mean of the must-link and cannot-link shares);
+  ``worse``: fall back when the refits score lower; ``notbetter``: fall back unless they
+  score higher (ties go to NCut); ``tie``: as ``notbetter``, but a tie is broken by the
+  violations of the given pairs.
+
+It counts the hurt cells (a cell's mean error more than 0.02 above NCut's) and the share of
+the gain kept on the cells where the constrained partition helps by more than 0.02.
+
+    python -m benchmarks.bench_guard_rules --jobs 2          # records, then the report
+    python -m benchmarks.bench_guard_rules --report-only
+
+Records go to ``docs/results/guard/rules.jsonl`` (appended; delete it to start over), the
+report to ``docs/results/guard/rules.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+import warnings
+from collections import defaultdict
+from concurrent.futures import ProcessPoolExecutor
+
+import numpy as np
+
+from spectralink import get_method
+from spectralink.constraints import split_constraints
+from spectralink.experiments import cell_seed, draw_constraints
+from spectralink.metrics import clustering_error
+
+from ._common import RESULTS
+from ._families import family
+
+OUT = RESULTS / "guard"
+INSTANCES = (
+    ("overlap", {"std": 12, "n": 500}), ("overlap", {"std": 8, "n": 500}),
+    ("overlap", {"std": 4, "n": 500}), ("overlap", {"std": 1, "n": 500}),
+    ("anisotropic", {"ratio": 3, "n": 500}), ("anisotropic", {"ratio": 10, "n": 500}),
+    ("unequal", {"smallest": 0.05, "n": 500}), ("unequal", {"smallest": 0.10, "n": 500}),
+    ("noise", {"noise_dims": 40, "n": 500}), ("noise", {"noise_dims": 10, "n": 500}),
+    ("many", {"k": 10, "n": 500}), ("real", {"dataset": "wine", "variant": "std"}),
+    ("real", {"dataset": "breast_cancer", "variant": "std"}),
+    ("real", {"dataset": "wine", "variant": "raw"}),
+)  # fmt: skip
+METHODS = ("ccsr", "ccskl", "e2cp", "lscp", "cosc", "scacs", "fcsc", "sl")
+COUNTS = (50, 200, 1000)
+DRAWS = 2
+FOLDS = 3
+
+
+def _instance_name(fam: str, params: dict) -> str:
+    return fam + "-" + "-".join(f"{a}{b}" for a, b in params.items())
+
+
+def _held_counts(labels, cons, idx) -> list[int]:
+    """[held-out must-links, cannot-links, violated must-links, violated cannot-links]."""
+    v = cons.violated(labels)[idx]
+    is_ml = idx < cons.n_must_link
+    return [int(is_ml.sum()), int((~is_ml).sum()), int(v[is_ml].sum()), int(v[~is_ml].sum())]
+
+
+def _fit(name: str, k: int, X, cons, seed: int) -> np.ndarray:
+    est = get_method(name)(n_clusters=k)
+    if "guard" in est.get_params():
+        est.set_params(guard=None)
+    est.set_params(random_state=seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return est.fit(X, constraints=cons).labels_
+
+
+def run_instance(fam: str, params: dict) -> list[dict]:
+    X, y = family(fam, 1, **params)
+    k = len(np.unique(y))
+    name = _instance_name(fam, params)
+    records = []
+    for count in COUNTS:
+        for draw in range(DRAWS):
+            seed = cell_seed(0, count, draw)
+            cons = draw_constraints(y, count, "pairs", seed)
+            ncut = _fit("ncut", k, X, None, seed)
+            schemes = {}
+            for by in ("pairs", "points"):
+                try:
+                    schemes[by] = split_constraints(cons, FOLDS, by, seed)[0]
+                except ValueError:
+                    pass
+            everything = np.arange(len(cons))
+            for m in METHODS:
+                t0 = time.perf_counter()
+                try:
+                    labels = _fit(m, k, X, cons, seed)
+                except Exception as exc:  # a failing method is a result
+                    print(f"{name} {m} {count}: {type(exc).__name__}: {exc}", flush=True)
+                    continue
+                rec = {
+                    "inst": name, "method": m, "count": count, "draw": draw, "n": len(y),
+                    "k": k, "err": clustering_error(y, labels),
+                    "err_ncut": clustering_error(y, ncut), "t_fit": time.perf_counter() - t0,
+                    "insample": _held_counts(labels, cons, everything),
+                    "insample_ncut": _held_counts(ncut, cons, everything),
+                }  # fmt: skip
+                for by, folds in schemes.items():
+                    judged = []
+                    for train, test in folds:
+                        try:
+                            refit = _fit(m, k, X, cons.take(train), seed)
+                        except Exception:
+                            judged = None
+                            break
+                        judged.append({
+                            "m": _held_counts(refit, cons, test),
+                            "r": _held_counts(ncut, cons, test),
+                        })  # fmt: skip
+                    rec[by] = judged
+                records.append(rec)
+        print(f"{name} {count} done", flush=True)
+    return records
+
+
+# --------------------------------------------------------------------------- the rules
+def _score(c, kind: str) -> float:
+    n_ml, n_cl, v_ml, v_cl = c
+    if kind == "acc":
+        return 1 - (v_ml + v_cl) / max(n_ml + n_cl, 1)
+    parts = [1 - v_ml / n_ml] if n_ml else []
+    if n_cl:
+        parts.append(1 - v_cl / n_cl)
+    return float(np.mean(parts))
+
+
+def falls_back(rec: dict, rule: str) -> bool:
+    if rule == "none":
+        return False
+    if rule == "all":  # the unconstrained partition always (NCut's error)
+        return True
+    if rule == "in_sample":
+        return _score(rec["insample"], "acc") < _score(rec["insample_ncut"], "acc")
+    by, kind, mode = rule.split(":")
+    folds = rec.get(by)
+    if not folds:
+        return False
+    m = np.sum([f["m"] for f in folds], axis=0)
+    r = np.sum([f["r"] for f in folds], axis=0)
+    sm, sr = _score(m, kind), _score(r, kind)
+    if mode == "worse":
+        return sm < sr
+    if mode == "notbetter" or sm != sr:
+        return not sm > sr
+    return _score(rec["insample"], "acc") <= _score(rec["insample_ncut"], "acc")
+
+
+RULES = ["none", "in_sample"] + [
+    f"{by}:{kind}:{mode}"
+    for by in ("pairs", "points")
+    for kind in ("acc", "bal")
+    for mode in ("worse", "notbetter", "tie")
+]
+
+
+def report(records: list[dict]) -> str:
+    cells = defaultdict(list)
+    for r in records:
+        cells[(r["inst"], r["method"], r["count"])].append(r)
+
+    def mean_err(rs, rule):
+        return np.mean([r["err_ncut"] if falls_back(r, rule) else r["err"] for r in rs])
+
+    helped = [c for c, rs in cells.items() if mean_err(rs, "none") < mean_err(rs, "all") - 0.02]
+    lines = [
+        "# The held-out guard: which rule",
+        "",
+        f"{len(records)} fits: {len(cells)} (instance, method, count) cells of "
+        f"{DRAWS} draws, {len({r['inst'] for r in records})} instances, methods at their "
+        "defaults without the guard, 3 folds. Produced by `python -m benchmarks."
+        "bench_guard_rules`.",
+        "",
+        "A cell is *hurt* when its mean error, with the rule applied, is more than 0.02 above "
+        "NCut's; *gain kept* is the share of the error reduction of the cells the "
+        f"constrained partitions help (by more than 0.02; {len(helped)} cells) that the rule "
+        "keeps.",
+        "",
+        "| rule | hurt cells | gain kept | fallbacks |",
+        "|---|---|---|---|",
+    ]
+    full = sum(
+        np.mean([r["err_ncut"] for r in cells[c]]) - mean_err(cells[c], "none") for c in helped
+    )
+    for rule in RULES:
+        hurt = [
+            c
+            for c, rs in cells.items()
+            if mean_err(rs, rule) > np.mean([r["err_ncut"] for r in rs]) + 0.02
+        ]
+        kept = sum(np.mean([r["err_ncut"] for r in cells[c]]) - mean_err(cells[c], rule)
+                   for c in helped)  # fmt: skip
+        n_fb = sum(falls_back(r, rule) for r in records)
+        share = kept / full if full > 0 else float("nan")
+        lines.append(f"| `{rule}` | {len(hurt)} | {share:.2f} | {n_fb} / {len(records)} |")
+    chosen = "points:acc:notbetter"
+    lines += ["", f"Hurt cells under `{chosen}` (the library's rule):", ""]
+    for c, rs in sorted(cells.items()):
+        e, en = mean_err(rs, chosen), np.mean([r["err_ncut"] for r in rs])
+        if e > en + 0.02:
+            lines.append(f"* {c[0]}, {c[1]}, {c[2]} pairs: {e:.3f} against NCut's {en:.3f}")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--jobs", type=int, default=1, help="instances run in parallel")
+    p.add_argument("--report-only", action="store_true")
+    args = p.parse_args(argv)
+    OUT.mkdir(parents=True, exist_ok=True)
+    path = OUT / "rules.jsonl"
+    if not args.report_only:
+        done = set()
+        if path.exists():
+            done = {json.loads(line)["inst"] for line in path.read_text().splitlines()}
+        todo = [(f, p_) for f, p_ in INSTANCES if _instance_name(f, p_) not in done]
+        with ProcessPoolExecutor(max_workers=args.jobs) as pool, path.open("a") as fh:
+            for recs in pool.map(run_instance, *zip(*todo, strict=True)) if todo else []:
+                for r in recs:
+                    fh.write(json.dumps(r) + "\n")
+                fh.flush()
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    text = report(records)
+    (OUT / "rules.md").write_text(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,171 @@
+"""The held-out guard of the base class: constraints are used only when held-out pairs say
+they help (spectralink.methods._guard).
+
+The constructed cases are far from any decision boundary (well-separated blobs, a method
+that returns noise), so the outcomes do not depend on floating-point rounding.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_blobs
+from sklearn.metrics import adjusted_rand_score
+
+from spectralink import get_method
+from spectralink.constraints import Constraints
+from spectralink.exceptions import ConstraintsIgnoredWarning
+from spectralink.methods import ConstrainedClusteringMixin
+from spectralink.methods._base import COMMON_CONSTRAINTS, GUARD_CONSTRAINT
+from spectralink.methods._guard import (
+    GUARD_FOLDS,
+    GuardReport,
+    held_out_guard,
+    keeps_constrained,
+    same_partition,
+)
+from spectralink.methods.ncut import NCut
+
+pytestmark = pytest.mark.filterwarnings("ignore::spectralink.exceptions.DisconnectedGraphWarning")
+
+
+class NoisyMethod(ConstrainedClusteringMixin):
+    """A 'constrained' method that returns a random partition: the guard must catch it."""
+
+    _parameter_constraints = {**COMMON_CONSTRAINTS, "guard": GUARD_CONSTRAINT}
+
+    def __init__(self, n_clusters=2, *, affinity="knn", n_neighbors=10, sigma=None,
+                 n_init=10, random_state=None, guard="held_out"):  # fmt: skip
+        self.n_clusters = n_clusters
+        self.affinity = affinity
+        self.n_neighbors = n_neighbors
+        self.sigma = sigma
+        self.n_init = n_init
+        self.random_state = random_state
+        self.guard = guard
+
+    def _fit(self, X, constraints):
+        self.affinity_matrix_ = self._affinity(X)
+        rng = np.random.default_rng(len(constraints))
+        self.labels_ = rng.integers(0, self.n_clusters, X.shape[0])
+
+
+@pytest.fixture(scope="module")
+def blobs():
+    X, y = make_blobs(n_samples=300, centers=3, n_features=4, cluster_std=0.5, random_state=0)
+    return X, y, Constraints.from_labels(y, 60, random_state=0)
+
+
+def test_rule_and_partition_identity():
+    assert keeps_constrained(3, 4)
+    assert not keeps_constrained(4, 4)  # ties go to the unconstrained partition
+    assert not keeps_constrained(5, 4)
+    assert same_partition([0, 0, 1, 2], [2, 2, 0, 1])
+    assert not same_partition([0, 0, 1, 2], [0, 1, 1, 2])
+    assert not same_partition([0, 0, 1, 1], [0, 0, 1, 2])
+
+
+def test_fires_on_a_method_that_ignores_the_structure(blobs):
+    X, y, cons = blobs
+    est = NoisyMethod(3, random_state=0)
+    with pytest.warns(ConstraintsIgnoredWarning, match="did not help on held-out pairs"):
+        est.fit(X, constraints=cons)
+    assert est.fallback_
+    assert isinstance(est.guard_, GuardReport) and est.guard_.fallback
+    assert est.guard_.violated > est.guard_.violated_reference
+    reference = NCut(3, n_neighbors=10, random_state=0).fit(X)
+    assert same_partition(est.labels_, reference.labels_)
+    assert adjusted_rand_score(y, est.labels_) == 1.0
+    # predict follows the labels it returned, not the noise
+    assert adjusted_rand_score(est.labels_, est.predict(X)) == 1.0
+    # the partition it returned is not reported as ignoring the pairs: the warning says why
+    assert est.n_violated_ == 0
+
+
+def test_paper_setting_bypasses_it(blobs):
+    X, _, cons = blobs
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConstraintsIgnoredWarning)
+        warnings.simplefilter("ignore", UserWarning)  # the noise is degenerate, as built
+        est = NoisyMethod(3, random_state=0, guard=None).fit(X, constraints=cons)
+    assert not hasattr(est, "fallback_") or not est.fallback_
+    assert est.guard_ is None
+    noise = np.random.default_rng(len(cons)).integers(0, 3, X.shape[0])
+    np.testing.assert_array_equal(est.labels_, noise)
+
+
+@pytest.mark.parametrize("name", ["ccsr", "ccskl", "e2cp", "sl", "fcsc", "scacs", "copkmeans"])
+def test_silent_on_clean_data(blobs, name):
+    X, y, cons = blobs
+    kwargs = {"n_landmarks": 100} if name == "scacs" else {}
+    est = get_method(name)(n_clusters=3, random_state=0, **kwargs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConstraintsIgnoredWarning)
+        est.fit(X, constraints=cons)
+    assert not est.fallback_
+    assert adjusted_rand_score(y, est.labels_) == 1.0
+
+
+def test_without_constraints_nothing_to_judge(blobs):
+    X, _, _ = blobs
+    est = get_method("ccsr")(n_clusters=3, random_state=0).fit(X)
+    assert est.guard_ is None and not est.fallback_
+
+
+def test_too_few_constrained_points_judge_the_given_pairs(blobs):
+    X, y, _ = blobs
+    # two constrained points cannot be split into GUARD_FOLDS folds: the given pairs judge
+    a, b = np.flatnonzero(y == 0)[:2]
+    ml = Constraints([(a, b)], [], n_samples=len(y))
+    assert len(ml.constrained_points) < GUARD_FOLDS
+    with pytest.warns(ConstraintsIgnoredWarning, match="too few constrained points"):
+        noisy = NoisyMethod(3, random_state=0).fit(X, constraints=ml)
+    assert noisy.fallback_ and noisy.guard_.n_held_out == 0
+    assert noisy.guard_.violated_reference == 0  # NCut keeps the two together
+    # a method that satisfies a pair NCut breaks is kept
+    c = np.flatnonzero(y == 1)[0]
+    forced = Constraints([(a, c)], [], n_samples=len(y))
+
+    class Joins(NoisyMethod):
+        def _fit(self, X, constraints):
+            self.affinity_matrix_ = self._affinity(X)
+            self.labels_ = np.where(y == 1, 0, y)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConstraintsIgnoredWarning)
+        warnings.simplefilter("ignore", UserWarning)
+        kept = Joins(3, random_state=0).fit(X, constraints=forced)
+    assert not kept.fallback_ and kept.guard_.violated == 0 < kept.guard_.violated_reference
+
+
+def test_held_out_guard_judges_unseen_pairs_only():
+    # a refit that satisfies exactly its training pairs (and nothing else) versus a
+    # reference that satisfies everything: every held-out pair is judged on the refit
+    y = np.repeat([0, 1, 2], 20)
+    cons = Constraints.from_labels(y, 40, random_state=1)
+    seen = []
+
+    def refit(train):
+        seen.append(train)
+        return np.arange(len(y))  # every point alone: violates every must-link
+
+    labels = np.arange(len(y))
+    report = held_out_guard(refit, labels, y, cons, random_state=0)
+    assert len(seen) == GUARD_FOLDS
+    assert report.violated_reference == 0
+    assert report.fallback
+    held_ml = report.violated  # the singletons violate exactly the held-out must-links
+    assert 0 < held_ml <= report.n_held_out
+
+
+def test_guard_parameter_is_validated(blobs):
+    X, _, cons = blobs
+    with pytest.raises(ValueError, match="guard"):
+        get_method("ccsr")(n_clusters=3, guard="sometimes").fit(X, constraints=cons)
+
+
+@pytest.mark.parametrize("name", ["ncut", "lscr", "auto"])
+def test_unconstrained_and_auto_have_no_guard(name):
+    assert "guard" not in get_method(name)().get_params()
