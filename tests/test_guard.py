@@ -75,7 +75,7 @@ def test_fires_on_a_method_that_ignores_the_structure(blobs):
     assert est.fallback_
     assert isinstance(est.guard_, GuardReport) and est.guard_.fallback
     assert est.guard_.violated > est.guard_.violated_reference
-    reference = NCut(3, n_neighbors=10, random_state=0).fit(X)
+    reference = NCut(3, random_state=0).fit(X)  # NCut at its defaults
     assert same_partition(est.labels_, reference.labels_)
     assert adjusted_rand_score(y, est.labels_) == 1.0
     # predict follows the labels it returned, not the noise
@@ -169,3 +169,15 @@ def test_guard_parameter_is_validated(blobs):
 @pytest.mark.parametrize("name", ["ncut", "lscr", "auto"])
 def test_unconstrained_and_auto_have_no_guard(name):
     assert "guard" not in get_method(name)().get_params()
+
+
+def test_reference_is_ncut_at_its_defaults(blobs):
+    X, _, cons = blobs
+    # on NCut's default graph the reference comes from the graph already built; on another
+    # graph (here 10 neighbours) NCut at its defaults is fitted from the features
+    default = get_method("ccsr")(n_clusters=3, random_state=0).fit(X, constraints=cons)
+    other = get_method("ccsr")(n_clusters=3, n_neighbors=10, random_state=0)
+    other.fit(X, constraints=cons)
+    assert default._graph_is_ncut_default() and not other._graph_is_ncut_default()
+    ncut = NCut(3, random_state=0).fit(X)
+    assert same_partition(other._unconstrained_fit(X).labels_, ncut.labels_)

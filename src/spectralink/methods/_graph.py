@@ -226,19 +226,44 @@ class ConstrainedClusteringMixin(AffinityGraphMixin, ConstrainedFitMixin):
     ``predict`` of :class:`AffinityGraphMixin`.
 
     The held-out guard's hooks reuse the graph the fit built (``_graph_``, recorded by
-    :meth:`_affinity`): the unconstrained partition is NCut on it, and the refits on part
-    of the pairs take it as a precomputed affinity when the method builds the standard
-    k-NN graph (:func:`shareable_knn_graph`).
+    :meth:`_affinity`). The unconstrained partition is what the library gives without the
+    pairs: NCut at its defaults on the same features (on the graph already built when it is
+    NCut's default k-NN graph; on the given affinity with ``affinity="precomputed"``).
+    The refits on part of the pairs take the built graph as a precomputed affinity when
+    the method builds it with the base class's :meth:`_affinity`.
     """
 
     def _unconstrained_fit(self, X):
         W = getattr(self, "_graph_", None)
-        if W is None:
-            return super()._unconstrained_fit(X)
-        _, _, labels = njw_clustering(
-            W, self.n_clusters, n_init=getattr(self, "n_init", 10), random_state=self.random_state
+        if W is not None and self._graph_is_ncut_default():
+            _, _, labels = njw_clustering(
+                W, self.n_clusters, n_init=getattr(self, "n_init", 10),
+                random_state=self.random_state,
+            )  # fmt: skip
+            return SimpleNamespace(labels_=labels)
+        from .ncut import NCut
+
+        reference = NCut(
+            self.n_clusters, n_init=getattr(self, "n_init", 10), random_state=self.random_state
         )
-        return SimpleNamespace(labels_=labels)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return reference.fit(X)
+
+    def _graph_is_ncut_default(self) -> bool:
+        """Whether the graph the fit built is the one NCut at its defaults would cluster
+        (or the user's own affinity, which NCut would cluster as given)."""
+        from .ncut import NCut
+
+        spec = getattr(self, "_graph_spec_", None) or {}
+        if spec.get("kind") == "precomputed":
+            return True
+        n_fit = len(self.labels_)
+        return (
+            spec.get("kind") == "knn"
+            and spec.get("n_neighbors") == min(NCut().n_neighbors, n_fit - 1)
+            and getattr(self, "sigma", None) is None
+        )
 
     def _refit_labels(self, X, constraints):
         W = getattr(self, "_graph_", None)
@@ -254,9 +279,12 @@ class EigenvectorRefitMixin:
     """Guard hooks of the methods that adapt the eigenvectors of the graph
     (``eigenvectors_``, ascending) through a ``fit_embedding`` hook (CCSR, CCSKL): the
     unconstrained partition is k-means on the first ``n_clusters`` of them, row-normalised
-    (NCut), and the refits reuse them."""
+    (NCut; on another graph than NCut's default one, NCut at its defaults), and the refits
+    reuse them."""
 
     def _unconstrained_fit(self, X):
+        if getattr(self, "_graph_spec_", None) is not None and not self._graph_is_ncut_default():
+            return super()._unconstrained_fit(X)  # NCut at its defaults, from the features
         k = self.n_clusters
         labels = kmeans_rows(
             self.eigenvectors_[:, :k], k, normalize=True, n_init=self.n_init,

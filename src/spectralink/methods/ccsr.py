@@ -203,9 +203,9 @@ class CCSR(EigenvectorRefitMixin, ConstrainedClusteringMixin):
         Seeds the eigensolver start and k-means.
     guard : {"held_out"} or None, default="held_out"
         ``"held_out"``: the partition is kept only when the method, refitted on part of the
-        pairs, violates fewer held-out pairs than the unconstrained partition (NCut on the
-        same eigenvectors) does; otherwise that unconstrained partition is returned
-        (``fallback_`` True, ``guard_`` the counts, a
+        pairs, violates fewer held-out pairs than the unconstrained partition (NCut at its
+        defaults, from the same eigenvectors) does; otherwise that unconstrained partition
+        is returned (``fallback_`` True, ``guard_`` the counts, a
         :class:`~spectralink.exceptions.ConstraintsIgnoredWarning`).
         ``None``: the method as published, whatever the pairs do.
 

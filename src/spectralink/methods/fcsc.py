@@ -461,8 +461,8 @@ class FCSC(ConstrainedClusteringMixin):
         Seeds the eigensolver start and k-means.
     guard : {"held_out"} or None, default="held_out"
         ``"held_out"``: the partition is kept only when the method, refitted on part of the
-        pairs, violates fewer held-out pairs than the unconstrained partition (NCut on the
-        same graph) does; otherwise that unconstrained partition is returned (``fallback_``
+        pairs, violates fewer held-out pairs than the unconstrained partition (NCut at its
+        defaults) does; otherwise that unconstrained partition is returned (``fallback_``
         True, ``guard_`` the counts, a
         :class:`~spectralink.exceptions.ConstraintsIgnoredWarning`).
         ``None``: the method as published, whatever the pairs do.
@@ -606,6 +606,8 @@ class FCSC(ConstrainedClusteringMixin):
         self.__dict__.pop("_basis_", None)
 
     def _unconstrained_fit(self, X):
+        if not self._graph_is_ncut_default():
+            return super()._unconstrained_fit(X)  # NCut at its defaults, from the features
         # the normalized cut of the same graph, from the basis already computed
         basis = self._basis_
         labels = kmeans_rows(

@@ -100,9 +100,9 @@ class LSCP(E2CP):
         Seeds every random choice of the fit.
     guard : {"held_out"} or None, default="held_out"
         ``"held_out"``: the partition is kept only when the method, refitted on part of the
-        pairs, violates fewer held-out pairs than the unconstrained partition (NCut on the
-        k-NN Gaussian graph) does; otherwise that unconstrained partition is returned
-        (``fallback_`` True, ``guard_`` the counts, a
+        pairs, violates fewer held-out pairs than the unconstrained partition (NCut at its
+        defaults) does; otherwise that unconstrained partition is returned (``fallback_``
+        True, ``guard_`` the counts, a
         :class:`~spectralink.exceptions.ConstraintsIgnoredWarning`).
         ``None``: the method as published, whatever the pairs do.
 
@@ -203,9 +203,6 @@ class LSCP(E2CP):
         self._fit_X_ = X
         sigma = graph.sigma_from_distances(neighbors[0]) if self.sigma is None else self.sigma
         self._graph_spec_ = {"kind": "lscp", "n_neighbors": k, "sigma": float(sigma)}
-        # the guard's unconstrained partition: NCut on the k-NN Gaussian graph of the same
-        # neighbours (the learnt similarity depends on the pairs)
-        self._graph_ = graph.gaussian_knn_graph(*neighbors, sigma)
         self._cluster_graph(W, constraints)
 
     def _new_point_affinity(self, X):

@@ -90,8 +90,8 @@ class SCLC(ConstrainedClusteringMixin):
         Seeds the Lanczos start vector.
     guard : {"held_out"} or None, default="held_out"
         ``"held_out"``: the partition is kept only when the method, refitted on part of the
-        pairs, violates fewer held-out pairs than the unconstrained partition (NCut on the
-        same graph) does; otherwise that unconstrained partition is returned (``fallback_``
+        pairs, violates fewer held-out pairs than the unconstrained partition (NCut at its
+        defaults) does; otherwise that unconstrained partition is returned (``fallback_``
         True, ``guard_`` the counts, a
         :class:`~spectralink.exceptions.ConstraintsIgnoredWarning`).
         ``None``: the method as published, whatever the pairs do.

@@ -308,8 +308,8 @@ class SSKK(ConstrainedClusteringMixin):
         Seeds the initialisations and the eigensolver.
     guard : {"held_out"} or None, default="held_out"
         ``"held_out"``: the partition is kept only when the method, refitted on part of the
-        pairs, violates fewer held-out pairs than the unconstrained partition (NCut on the
-        same graph) does; otherwise that unconstrained partition is returned (``fallback_``
+        pairs, violates fewer held-out pairs than the unconstrained partition (NCut at its
+        defaults) does; otherwise that unconstrained partition is returned (``fallback_``
         True, ``guard_`` the counts, a
         :class:`~spectralink.exceptions.ConstraintsIgnoredWarning`).
         ``None``: the method as published, whatever the pairs do.
