@@ -285,6 +285,8 @@ def family_instances(args) -> list:
     chosen = [i for i in grid(args.grid) if i.family in args.families]
     if args.max_n is not None:
         chosen = [i for i in chosen if i.n is None or i.n <= args.max_n]
+    if args.instances:
+        chosen = [i for i in chosen if i.name in args.instances]
     rank: dict = {}
     keyed = []
     for i in chosen:
@@ -495,6 +497,11 @@ def main(argv=None) -> None:
     p.add_argument("--grid", choices=("tune", "check", "all"), default="all",
                    help="with --families: the part of the seed grid")  # fmt: skip
     p.add_argument("--max-n", type=int, help="with --families: skip instances above n points")
+    p.add_argument(
+        "--instances",
+        type=lambda v: set(v.split(",")),
+        help="with --families: only these instances of the grid (e.g. overlap-user)",
+    )
     p.add_argument("--random-state", type=int, default=0)
     p.add_argument("--pairs-only", action="store_true")
     p.add_argument("--report-only", action="store_true")

@@ -186,6 +186,7 @@ class ConstrainedFitMixin(ClusterMixin, BaseEstimator):
             return None
         self.fallback_ = False
         self.guard_ = None
+        self.__dict__.pop("_reference_", None)  # what an earlier fit's guard adopted
         if self.guard is None or cons.is_empty:
             return None
         with stage("guard") as st, limit_threads():

@@ -16,6 +16,7 @@ from ..parallel import limit_threads
 from ..spectral import cluster_means, kmeans_rows, nearest_center, normalize_rows
 from ..utils import Int, StrOptions, check_features, check_n_clusters
 from ._base import COMMON_CONSTRAINTS, ConstrainedFitMixin, ConstraintsLike
+from ._graph import weighted_vote
 
 if TYPE_CHECKING:  # Python >= 3.11
     from typing import Self
@@ -140,9 +141,20 @@ class LandmarkClustering(ConstrainedFitMixin):
         self._record_diagnostics(cons)
         return self
 
-    # the held-out guard on the landmark graph already built (LSC-R is the unconstrained
-    # partition of that graph)
+    # the held-out guard. In core, the unconstrained partition is NCut at its defaults (the
+    # promise is "never worse than ignoring the pairs", and LSC-R's landmark graph can be
+    # much weaker than the k-NN graph: 5 % cluster, many noise columns); on Dask, or from a
+    # landmark graph alone, it is LSC-R on the same landmark graph.
     def _unconstrained_fit(self, X):
+        from .._dask import is_dask_array
+
+        if X is not None and not is_dask_array(X):
+            from .ncut import NCut
+
+            reference = NCut(self.n_clusters, n_init=self.n_init, random_state=self.random_state)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return reference.fit(X)
         from .lscr import LSCR
 
         reference = LSCR(self.n_clusters, n_init=self.n_init, random_state=self.random_state)
@@ -155,17 +167,30 @@ class LandmarkClustering(ConstrainedFitMixin):
             return est.fit_landmark_graph(self.landmark_graph_, constraints).labels_
 
     def _same_as_unconstrained(self, X, reference) -> None:
-        # the same partition as LSC-R's: predict through LSC-R's map, which is smooth over
-        # the landmarks; constrained directions need not be (with about as many landmarks
-        # as points they can give every landmark its own value, and new points, coded by
-        # several landmarks, fall between clusters)
+        # the same partition as the unconstrained one: predict through its model, which is
+        # smooth over the data; constrained directions need not be (with about as many
+        # landmarks as points they can give every landmark its own value, and new points,
+        # coded by several landmarks, fall between clusters)
         self._adopt_unconstrained(X, reference)
+
+    def _vote_through_reference(self, X) -> np.ndarray:
+        """The guard returned NCut's partition: each new point gets the weighted vote of
+        its neighbours in NCut's k-NN graph (its nearest point when all weights vanish),
+        as the graph methods do after a fallback."""
+        C, nearest = self._reference_._new_point_affinity(X)
+        labels = weighted_vote(C, self.labels_, self.n_clusters)
+        isolated = np.asarray(C.sum(axis=1)).ravel() <= 0
+        labels[isolated] = self.labels_[nearest[isolated]]
+        return labels
 
     def _adopt_unconstrained(self, X, reference) -> None:
         self.labels_ = reference.labels_
-        self.components_ = reference.components_
-        self.cluster_centers_ = reference.cluster_centers_
-        self.embedding_ = reference.embedding_
+        if hasattr(reference, "components_"):  # LSC-R: its map replaces SCACS's
+            self.components_ = reference.components_
+            self.cluster_centers_ = reference.cluster_centers_
+            self.embedding_ = reference.embedding_
+        else:  # NCut: predict votes through its graph
+            self._reference_ = reference
 
     def _set_graph(self, graph: lm.LandmarkGraph) -> None:
         self.landmark_graph_ = graph
@@ -205,6 +230,8 @@ class LandmarkClustering(ConstrainedFitMixin):
         from .._dask import as_dask_array, is_dask_array
 
         check_is_fitted(self, ["components_", "cluster_centers_", "landmark_graph_"])
+        if getattr(self, "_reference_", None) is not None:
+            return self._vote_through_reference(X)
         if is_dask_array(X):
             # shape and dtype only: a NaN scan would cost a full pass over the data
             X = as_dask_array(X, self.chunk_size)

@@ -230,9 +230,9 @@ class SCACS(LandmarkClustering):
         Seeds the landmarks and k-means.
     guard : {"held_out"} or None, default="held_out"
         ``"held_out"``: the partition is kept only when the method, refitted on part of the
-        pairs, violates fewer held-out pairs than the unconstrained partition (LSC-R on the
-        same landmark graph) does; otherwise that unconstrained partition is returned
-        (``fallback_`` True, ``guard_`` the counts, a
+        pairs, violates fewer held-out pairs than the unconstrained partition (NCut at its
+        defaults; on Dask, LSC-R on the same landmark graph) does; otherwise that
+        unconstrained partition is returned (``fallback_`` True, ``guard_`` the counts, a
         :class:`~spectralink.exceptions.ConstraintsIgnoredWarning`).
         ``None``: the method as published, whatever the pairs do.
 
@@ -257,9 +257,10 @@ class SCACS(LandmarkClustering):
     n_constrained_ : int
         ``c``, points in at least one constraint.
     fallback_ : bool
-        Whether the held-out guard returned LSC-R's partition of the same landmark graph
-        (its labels, and ``components_`` used by :meth:`predict`) instead of SCACS's
-        (``guard``): with a few random pairs that the unconstrained partition already
+        Whether the held-out guard returned the unconstrained partition instead of
+        SCACS's (``guard``): NCut's at its defaults, whose ``predict`` is then used; on
+        Dask, LSC-R's on the same landmark graph (its ``components_`` then used by
+        :meth:`predict`): with a few random pairs that the unconstrained partition already
         satisfies, the constrained directions can fit the constrained points at the
         expense of the rest (USPS, 50 random pairs: error 0.39 against LSC-R's
         0.28-0.34). ``directions_``, ``eigenvalues_`` and ``costs_`` always describe
