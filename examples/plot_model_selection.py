@@ -29,7 +29,10 @@ cons = Constraints.from_labels(y, n_pairs=200, random_state=0)
 # A bandwidth search for CCSR: sigma as multiples of the default r (one neighbour search).
 
 search = ConstraintSearchCV(
-    CCSR(n_clusters=3), {"sigma": relative_sigmas([0.25, 0.5, 1, 2, 4])}, cv=5, random_state=0
+    CCSR(n_clusters=3, guard=None),
+    {"sigma": relative_sigmas([0.25, 0.5, 1, 2, 4])},
+    cv=5,
+    random_state=0,
 ).fit(X, constraints=cons)
 print("chosen:", search.best_params_, "score", round(search.best_score_, 3))
 print("error of the refitted best:", round(clustering_error(y, search.labels_), 3))
