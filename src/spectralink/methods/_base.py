@@ -224,6 +224,18 @@ class ConstrainedFitMixin(ClusterMixin, BaseEstimator):
             warnings.simplefilter("ignore")
             return self._guard_clone().fit(X)
 
+    def _ncut_at_defaults(self, X) -> BaseEstimator:
+        """NCut at its defaults fitted on ``X``: what the library gives without the pairs,
+        the unconstrained partition of the methods whose own graph is not NCut's."""
+        from .ncut import NCut
+
+        reference = NCut(
+            self.n_clusters, n_init=getattr(self, "n_init", 10), random_state=self.random_state
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return reference.fit(X)
+
     def _refit_labels(self, X, constraints: Constraints) -> np.ndarray:
         """Labels of the method fitted to ``constraints`` (part of the given pairs). Default:
         a clone fitted from ``X``; methods override it to reuse their graph."""

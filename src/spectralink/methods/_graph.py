@@ -241,14 +241,7 @@ class ConstrainedClusteringMixin(AffinityGraphMixin, ConstrainedFitMixin):
                 random_state=self.random_state,
             )  # fmt: skip
             return SimpleNamespace(labels_=labels)
-        from .ncut import NCut
-
-        reference = NCut(
-            self.n_clusters, n_init=getattr(self, "n_init", 10), random_state=self.random_state
-        )
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return reference.fit(X)
+        return self._ncut_at_defaults(X)
 
     def _graph_is_ncut_default(self) -> bool:
         """Whether the graph the fit built is the one NCut at its defaults would cluster

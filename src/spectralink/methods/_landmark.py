@@ -149,12 +149,7 @@ class LandmarkClustering(ConstrainedFitMixin):
         from .._dask import is_dask_array
 
         if X is not None and not is_dask_array(X):
-            from .ncut import NCut
-
-            reference = NCut(self.n_clusters, n_init=self.n_init, random_state=self.random_state)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                return reference.fit(X)
+            return self._ncut_at_defaults(X)
         from .lscr import LSCR
 
         reference = LSCR(self.n_clusters, n_init=self.n_init, random_state=self.random_state)
