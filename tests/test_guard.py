@@ -120,7 +120,7 @@ def test_too_few_constrained_points_judge_the_given_pairs(blobs):
     a, b = np.flatnonzero(y == 0)[:2]
     ml = Constraints([(a, b)], [], n_samples=len(y))
     assert len(ml.constrained_points) < GUARD_FOLDS
-    with pytest.warns(ConstraintsIgnoredWarning, match="too few constrained points"):
+    with pytest.warns(ConstraintsIgnoredWarning, match="no pair could be held out"):
         noisy = NoisyMethod(3, random_state=0).fit(X, constraints=ml)
     assert noisy.fallback_ and noisy.guard_.n_held_out == 0
     assert noisy.guard_.violated_reference == 0  # NCut keeps the two together
@@ -181,3 +181,18 @@ def test_reference_is_ncut_at_its_defaults(blobs):
     assert default._graph_is_ncut_default() and not other._graph_is_ncut_default()
     ncut = NCut(3, random_state=0).fit(X)
     assert same_partition(other._unconstrained_fit(X).labels_, ncut.labels_)
+
+
+def test_refits_that_fail_leave_the_given_pairs_to_judge(blobs):
+    X, _, cons = blobs
+
+    class NeedsAllPairs(NoisyMethod):
+        def _fit(self, X, constraints):
+            if len(constraints) < len(cons):
+                raise ValueError("too few pairs for this method")
+            super()._fit(X, constraints)
+
+    with pytest.warns(ConstraintsIgnoredWarning, match="no pair could be held out"):
+        est = NeedsAllPairs(3, random_state=0).fit(X, constraints=cons)
+    assert est.fallback_ and est.guard_.n_held_out == 0
+    assert est.guard_.violated > est.guard_.violated_reference

@@ -21,6 +21,8 @@ for COP-KMeans), on pairs the constrained fit did not see:
 
 With fewer constrained points than folds nothing can be held out; the same rule is then
 applied to the given pairs themselves (the constrained partition must violate fewer of them).
+A fold whose few training pairs the method cannot fit (a ``ValueError``, e.g. none left) is
+not judged; when no fold is, the given pairs judge.
 
 Violations of the pairs a fit was given say little: a method can satisfy them by carving
 small regions around their points and still partition the rest worse. Held-out pairs
@@ -82,9 +84,9 @@ class GuardReport:
         kept = "unconstrained partition returned" if self.fallback else "constrained partition kept"
         if self.n_held_out == 0:
             return (
-                f"{kept}: too few constrained points to hold pairs out; of the given pairs, "
-                f"the method violates {self.violated}, the unconstrained partition "
-                f"{self.violated_reference}"
+                f"{kept}: no pair could be held out (too few constrained points, or no refit "
+                f"succeeded); of the given pairs, the method violates {self.violated}, the "
+                f"unconstrained partition {self.violated_reference}"
             )
         return (
             f"{kept}: of {self.n_held_out} held-out pairs, the method refitted without them "
@@ -142,25 +144,24 @@ def held_out_guard(
     try:
         folds, _ = split_constraints(constraints, GUARD_FOLDS, "points", random_state)
     except UnfoldableConstraintsError:
-        violated = int(constraints.violated(labels).sum())
-        violated_reference = int(constraints.violated(reference_labels).sum())
-        return GuardReport(
-            n_held_out=0,
-            violated=violated,
-            violated_reference=violated_reference,
-            fallback=not keeps_constrained(violated, violated_reference),
-        )
+        folds = []
     violated_ref = constraints.violated(reference_labels)
     n_held = violated = violated_reference = 0
     for train, test in folds:
         if len(test) == 0:
             continue
-        labels = refit(constraints.take(train))
-        violated += int(constraints.violated(labels)[test].sum())
+        try:
+            refitted = refit(constraints.take(train))
+        except (ValueError, ArithmeticError):
+            # the method cannot fit this fold's few pairs (e.g. none left): the fold is not
+            # judged; the others are
+            continue
+        violated += int(constraints.violated(refitted)[test].sum())
         violated_reference += int(violated_ref[test].sum())
         n_held += len(test)
-    if n_held == 0:
-        return None
+    if n_held == 0:  # nothing could be held out: the given pairs judge
+        violated = int(constraints.violated(labels).sum())
+        violated_reference = int(violated_ref.sum())
     return GuardReport(
         n_held_out=n_held,
         violated=violated,
