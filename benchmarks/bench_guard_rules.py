@@ -22,7 +22,8 @@ the gain kept on the cells where the constrained partition helps by more than 0.
     python -m benchmarks.bench_guard_rules --report-only
 
 Records go to ``docs/results/guard/rules.jsonl`` (appended; delete it to start over), the
-report to ``docs/results/guard/rules.md``.
+report to ``docs/results/guard/rules.md``; ``--folds 5`` (the library uses 3) to
+``rules_f5.jsonl`` and ``rules_f5.md``.
 """
 
 from __future__ import annotations
@@ -82,7 +83,7 @@ def _fit(name: str, k: int, X, cons, seed: int) -> np.ndarray:
         return est.fit(X, constraints=cons).labels_
 
 
-def run_instance(fam: str, params: dict) -> list[dict]:
+def run_instance(fam: str, params: dict, folds: int = FOLDS) -> list[dict]:
     X, y = family(fam, 1, **params)
     k = len(np.unique(y))
     name = _instance_name(fam, params)
@@ -95,7 +96,7 @@ def run_instance(fam: str, params: dict) -> list[dict]:
             schemes = {}
             for by in ("pairs", "points"):
                 try:
-                    schemes[by] = split_constraints(cons, FOLDS, by, seed)[0]
+                    schemes[by] = split_constraints(cons, folds, by, seed)[0]
                 except ValueError:
                     pass
             everything = np.arange(len(cons))
@@ -171,7 +172,7 @@ RULES = ["none", "in_sample"] + [
 ]
 
 
-def report(records: list[dict]) -> str:
+def report(records: list[dict], folds: int = FOLDS) -> str:
     cells = defaultdict(list)
     for r in records:
         cells[(r["inst"], r["method"], r["count"])].append(r)
@@ -185,8 +186,8 @@ def report(records: list[dict]) -> str:
         "",
         f"{len(records)} fits: {len(cells)} (instance, method, count) cells of "
         f"{DRAWS} draws, {len({r['inst'] for r in records})} instances, methods at their "
-        "defaults without the guard, 3 folds. Produced by `python -m benchmarks."
-        "bench_guard_rules`.",
+        f"defaults without the guard, {folds} folds. Produced by `python -m benchmarks."
+        f"bench_guard_rules{'' if folds == FOLDS else f' --folds {folds}'}`.",
         "",
         "A cell is *hurt* when its mean error, with the rule applied, is more than 0.02 above "
         "NCut's; *gain kept* is the share of the error reduction of the cells the "
@@ -223,22 +224,25 @@ def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--jobs", type=int, default=1, help="instances run in parallel")
     p.add_argument("--report-only", action="store_true")
+    p.add_argument("--folds", type=int, default=FOLDS, help="folds per scheme (library: 3)")
     args = p.parse_args(argv)
     OUT.mkdir(parents=True, exist_ok=True)
-    path = OUT / "rules.jsonl"
+    stem = "rules" if args.folds == FOLDS else f"rules_f{args.folds}"
+    path = OUT / f"{stem}.jsonl"
     if not args.report_only:
         done = set()
         if path.exists():
             done = {json.loads(line)["inst"] for line in path.read_text().splitlines()}
         todo = [(f, p_) for f, p_ in INSTANCES if _instance_name(f, p_) not in done]
         with ProcessPoolExecutor(max_workers=args.jobs) as pool, path.open("a") as fh:
-            for recs in pool.map(run_instance, *zip(*todo, strict=True)) if todo else []:
+            columns = [*zip(*todo, strict=True), [args.folds] * len(todo)] if todo else []
+            for recs in pool.map(run_instance, *columns) if todo else []:
                 for r in recs:
                     fh.write(json.dumps(r) + "\n")
                 fh.flush()
     records = [json.loads(line) for line in path.read_text().splitlines()]
-    text = report(records)
-    (OUT / "rules.md").write_text(text)
+    text = report(records, args.folds)
+    (OUT / f"{stem}.md").write_text(text)
     print(text)
 
 

@@ -1,5 +1,7 @@
 """SCACS and LSC-R: eq. 16 eigenpairs, Q_hat without n x n objects, predict, bad input."""
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.linalg as la
@@ -230,23 +232,31 @@ def test_paper_beta0_reproduces_the_paper_rule(blobs):
         SCACS(4, beta0="large").fit(X, constraints=cons)
 
 
-def test_keeps_lscr_unless_scacs_fits_the_constraints_clearly_better():
-    """USPS, 50 random pairs: SCACS's partition does not violate clearly fewer pairs than
-    LSC-R's on the same graph, so the default keeps LSC-R's partition (and predicts with
-    it). Over 5 draws this lowers the mean error at 50 pairs from 0.39 to 0.33
-    (``benchmarks/bench_defaults.py``)."""
+def test_guard_on_usps_returns_a_consistent_model():
+    """USPS, 50 random pairs: refitted on part of the pairs, SCACS predicts the held-out
+    pairs no better than NCut at its defaults (6 against 5 violated on the machine this was
+    written on), and alone it ends at 0.39 where LSC-R reaches 0.28-0.34. Which partition the
+    guard returns turns on one held-out pair here, so the test checks the stable property:
+    the model returned is the one the guard's report names, and predict follows it."""
     from spectralink.datasets import DatasetNotFoundError, load
+    from spectralink.methods._guard import same_partition
+    from spectralink.methods.ncut import NCut
 
     try:
         X, y = load("usps")
     except DatasetNotFoundError:
         pytest.skip("usps.npz not in the data directory (set SPECTRALINK_DATA)")
     cons = Constraints.from_labels(y, 50, random_state=0)
-    model = SCACS(10, random_state=0).fit(X, constraints=cons)
-    base = LSCR(10, n_nearest=5, random_state=0).fit(X)
-    assert model.fallback_
-    np.testing.assert_array_equal(model.labels_, base.labels_)
-    np.testing.assert_array_equal(model.predict(X[:50]), base.predict(X[:50]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = SCACS(10, random_state=0).fit(X, constraints=cons)
+    report = model.guard_
+    assert report is not None and report.n_held_out > 0
+    assert model.fallback_ == (report.violated >= report.violated_reference)
+    if model.fallback_:
+        base = NCut(10, random_state=0).fit(X)
+        assert same_partition(model.labels_, base.labels_)
+    assert np.mean(model.predict(X[:200]) == model.labels_[:200]) >= 0.95
 
 
 def test_fit_landmark_graph_shares_one_graph(blobs):

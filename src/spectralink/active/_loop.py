@@ -16,6 +16,7 @@ from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
+from sklearn.base import clone
 
 from ..constraints import Constraints, as_constraints
 from ..exceptions import ContradictoryAnswerWarning
@@ -253,7 +254,9 @@ def query_loop(
         Answers known before the loop.
     estimator : estimator of the library's contract, default=None
         Its partition (``labels_``) guides the strategies that read one; ``None``: the
-        selector's own NCut partition, never refitted.
+        selector's own NCut partition, never refitted. While it only guides, a constrained
+        estimator is refitted as a copy without its held-out guard (``guard=None``); the
+        estimator itself is fitted by ``fit_at_end``, guard included.
     batch_size : int, default=10
         Pairs chosen per round.
     refit_every : int or "auto", default="auto"
@@ -278,14 +281,15 @@ def query_loop(
     step = batch_size if refit_every == "auto" else refit_every
     report = AnswerReport(stopped="done")
     skipped: list[tuple[int, int]] = []
+    guide = _guide(estimator) if uses_partition else estimator
     fitted_on = -1
     if uses_partition and n_queries:
-        estimator.fit(X, constraints=cons)
+        guide.fit(X, constraints=cons)
         fitted_on = len(cons)
     last_fit_at = 0
     while report.n_asked < n_queries:
         b = min(batch_size, n_queries - report.n_asked)
-        labels = estimator.labels_ if uses_partition else None
+        labels = guide.labels_ if uses_partition else None
         pairs = selector.select(b, cons, labels, exclude=skipped)
         if len(pairs) == 0:
             report.stopped = "exhausted"
@@ -308,12 +312,22 @@ def query_loop(
             report.stopped = stop
             break
         if uses_partition and report.n_asked - last_fit_at >= step and report.n_asked < n_queries:
-            estimator.fit(X, constraints=cons)
+            guide.fit(X, constraints=cons)
             fitted_on, last_fit_at = len(cons), report.n_asked
     if fit_at_end and estimator is not None:
-        if fitted_on != len(cons) or not hasattr(estimator, "labels_"):
+        if guide is not estimator or fitted_on != len(cons) or not hasattr(estimator, "labels_"):
             estimator.fit(X, constraints=cons)
     return cons, report
+
+
+def _guide(estimator):
+    """The estimator whose partition guides the strategies during the loop: ``estimator``
+    itself, or a copy without its held-out guard (whose refits would multiply the loop's
+    cost; the partition only chooses the next pairs, and the final fit keeps the guard)."""
+    params = estimator.get_params(deep=False)
+    if params.get("guard") is None:
+        return estimator
+    return clone(estimator).set_params(guard=None)
 
 
 @validate_params(
