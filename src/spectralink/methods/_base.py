@@ -21,6 +21,7 @@ graph-based ``predict`` are :class:`~spectralink.methods._graph.AffinityGraphMix
 
 from __future__ import annotations
 
+import textwrap
 import warnings
 from types import SimpleNamespace
 from typing import TYPE_CHECKING
@@ -48,7 +49,13 @@ from ._guard import held_out_guard, same_partition
 if TYPE_CHECKING:  # Python >= 3.11
     from typing import Self
 
-__all__ = ["COMMON_CONSTRAINTS", "GUARD_CONSTRAINT", "ConstrainedFitMixin", "ConstraintsLike"]
+__all__ = [
+    "COMMON_CONSTRAINTS",
+    "GUARD_CONSTRAINT",
+    "ConstrainedFitMixin",
+    "ConstraintsLike",
+    "with_guard_doc",
+]
 
 #: What ``fit`` accepts as constraints: a :class:`~spectralink.constraints.Constraints` or a
 #: ``(must_link, cannot_link)`` pair of index pairs.
@@ -65,6 +72,27 @@ COMMON_CONSTRAINTS: dict[str, list] = {
 
 #: Constraint of the ``guard`` parameter of the constrained estimators.
 GUARD_CONSTRAINT: list = [StrOptions({"held_out"}), None]
+
+
+def with_guard_doc(doc: str | None, reference: str) -> str | None:
+    """``doc`` with its ``    <guard>`` line replaced by the ``guard`` parameter's entry,
+    naming the estimator's unconstrained partition ``reference``."""
+    if doc is None:  # python -OO
+        return None
+    body = (
+        '``"held_out"``: the partition is kept only when the method, refitted on part of the '
+        "pairs, violates fewer held-out pairs than the unconstrained partition "
+        f"({reference}) does; otherwise that unconstrained partition is returned "
+        "(``fallback_`` True, ``guard_`` the counts, a "
+        ":class:`~spectralink.exceptions.ConstraintsIgnoredWarning`)."
+    )
+    indent = " " * 8
+    entry = (
+        '    guard : {"held_out"} or None, default="held_out"\n'
+        + textwrap.fill(body, 92, initial_indent=indent, subsequent_indent=indent)
+        + "\n        ``None``: the method as published, whatever the pairs do.\n"
+    )
+    return doc.replace("    <guard>\n", entry)
 
 
 class ConstrainedFitMixin(ClusterMixin, BaseEstimator):

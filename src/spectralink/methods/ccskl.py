@@ -27,7 +27,7 @@ from ..parallel import limit_threads
 from ..solvers.ordered_nnls import OrderedNNLSResult, ordered_design, ordered_nnls
 from ..spectral import cluster_means, kmeans_rows, laplacian_eigenvectors, normalize_rows
 from ..utils import NON_NEGATIVE, Int, StrOptions
-from ._base import COMMON_CONSTRAINTS, GUARD_CONSTRAINT, ConstraintsLike
+from ._base import COMMON_CONSTRAINTS, GUARD_CONSTRAINT, ConstraintsLike, with_guard_doc
 from ._graph import ConstrainedClusteringMixin, EigenvectorRefitMixin
 from .ccsr import (
     check_n_components,
@@ -110,13 +110,7 @@ class CCSKL(EigenvectorRefitMixin, ConstrainedClusteringMixin):
         largest weight, so raw rows also encode the degree; normalising removes that.
     random_state : int, RandomState or None
         Seeds the eigensolver start and k-means.
-    guard : {"held_out"} or None, default="held_out"
-        ``"held_out"``: the partition is kept only when the method, refitted on part of the
-        pairs, violates fewer held-out pairs than the unconstrained partition (NCut at its
-        defaults, from the same eigenvectors) does; otherwise that unconstrained partition
-        is returned (``fallback_`` True, ``guard_`` the counts, a
-        :class:`~spectralink.exceptions.ConstraintsIgnoredWarning`).
-        ``None``: the method as published, whatever the pairs do.
+    <guard>
 
     Attributes
     ----------
@@ -309,3 +303,6 @@ class CCSKL(EigenvectorRefitMixin, ConstrainedClusteringMixin):
             return None
         F = F * np.sqrt(self.betas_)
         return normalize_rows(F) if self._normalized_rows_ else F
+
+
+CCSKL.__doc__ = with_guard_doc(CCSKL.__doc__, "NCut at its defaults, from the same eigenvectors")

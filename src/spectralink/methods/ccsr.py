@@ -30,7 +30,7 @@ from ..parallel import limit_threads
 from ..solvers.psd_lstsq import PSDLstsqResult, accumulate_gram, psd_least_squares, svec
 from ..spectral import cluster_means, kmeans_rows, laplacian_eigenvectors, normalize_rows
 from ..utils import NON_NEGATIVE, POSITIVE, Int, StrOptions
-from ._base import COMMON_CONSTRAINTS, GUARD_CONSTRAINT, ConstraintsLike
+from ._base import COMMON_CONSTRAINTS, GUARD_CONSTRAINT, ConstraintsLike, with_guard_doc
 from ._graph import ConstrainedClusteringMixin, EigenvectorRefitMixin
 
 __all__ = [
@@ -201,13 +201,7 @@ class CCSR(EigenvectorRefitMixin, ConstrainedClusteringMixin):
         large weight, so raw rows also encode the degree; normalising removes that.
     random_state : int, RandomState or None
         Seeds the eigensolver start and k-means.
-    guard : {"held_out"} or None, default="held_out"
-        ``"held_out"``: the partition is kept only when the method, refitted on part of the
-        pairs, violates fewer held-out pairs than the unconstrained partition (NCut at its
-        defaults, from the same eigenvectors) does; otherwise that unconstrained partition
-        is returned (``fallback_`` True, ``guard_`` the counts, a
-        :class:`~spectralink.exceptions.ConstraintsIgnoredWarning`).
-        ``None``: the method as published, whatever the pairs do.
+    <guard>
 
     Attributes
     ----------
@@ -442,3 +436,6 @@ class CCSR(EigenvectorRefitMixin, ConstrainedClusteringMixin):
             return None
         F = F @ root
         return normalize_rows(F) if self._normalized_rows_ else F
+
+
+CCSR.__doc__ = with_guard_doc(CCSR.__doc__, "NCut at its defaults, from the same eigenvectors")

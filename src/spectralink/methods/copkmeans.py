@@ -45,7 +45,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..constraints import Constraints
 from ..spectral import nearest_center
 from ..utils import Int, StrOptions
-from ._base import COMMON_CONSTRAINTS, GUARD_CONSTRAINT, ConstrainedFitMixin
+from ._base import COMMON_CONSTRAINTS, GUARD_CONSTRAINT, ConstrainedFitMixin, with_guard_doc
 
 __all__ = ["COPKMeans", "InfeasibleConstraintsError", "cop_kmeans_single"]
 
@@ -245,13 +245,7 @@ class COPKMeans(ConstrainedFitMixin):
         Maximum assignment/update passes per run.
     random_state : int, RandomState or None
         Seeds the initial centres and the visiting order of constrained points.
-    guard : {"held_out"} or None, default="held_out"
-        ``"held_out"``: the partition is kept only when the method, refitted on part of the
-        pairs, violates fewer held-out pairs than the unconstrained partition (k-means from
-        the same starts) does; otherwise that unconstrained partition is returned
-        (``fallback_`` True, ``guard_`` the counts, a
-        :class:`~spectralink.exceptions.ConstraintsIgnoredWarning`).
-        ``None``: the method as published, whatever the pairs do.
+    <guard>
 
     Attributes
     ----------
@@ -394,3 +388,6 @@ class COPKMeans(ConstrainedFitMixin):
         return nearest_center(
             np.asarray(self._check_new_features(X), dtype=np.float64), self.cluster_centers_
         )
+
+
+COPKMeans.__doc__ = with_guard_doc(COPKMeans.__doc__, "k-means from the same starts")

@@ -41,7 +41,7 @@ from ..solvers.constraint_graph import merge_vertices, reduce_cannot_links
 from ..solvers.cosc_binary import COSCSettings, solve_binary
 from ..solvers.cosc_kway import KwaySearch
 from ..utils import NON_NEGATIVE, POSITIVE, Int, Options, RealRange, StrOptions
-from ._base import COMMON_CONSTRAINTS, GUARD_CONSTRAINT
+from ._base import COMMON_CONSTRAINTS, GUARD_CONSTRAINT, with_guard_doc
 from ._graph import ConstrainedClusteringMixin
 
 __all__ = ["COSC"]
@@ -168,13 +168,7 @@ class COSC(ConstrainedClusteringMixin):
         the threads start, and BLAS runs on one thread inside the fit.
     random_state : int, RandomState or None
         Seeds the random starts of RatioDCA.
-    guard : {"held_out"} or None, default="held_out"
-        ``"held_out"``: the partition is kept only when the method, refitted on part of the
-        pairs, violates fewer held-out pairs than the unconstrained partition (NCut at its
-        defaults) does; otherwise that unconstrained partition is returned (``fallback_``
-        True, ``guard_`` the counts, a
-        :class:`~spectralink.exceptions.ConstraintsIgnoredWarning`).
-        ``None``: the method as published, whatever the pairs do.
+    <guard>
 
     Attributes
     ----------
@@ -357,3 +351,6 @@ class COSC(ConstrainedClusteringMixin):
                 stacklevel=4,
             )
         return solve_binary(Wr, gr, clr, self._settings(), rng)
+
+
+COSC.__doc__ = with_guard_doc(COSC.__doc__, "NCut at its defaults")

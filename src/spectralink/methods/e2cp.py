@@ -28,7 +28,7 @@ from ..solvers.propagation import (
 )
 from ..spectral import njw_clustering
 from ..utils import POSITIVE, Int, StrOptions
-from ._base import COMMON_CONSTRAINTS, GUARD_CONSTRAINT
+from ._base import COMMON_CONSTRAINTS, GUARD_CONSTRAINT, with_guard_doc
 from ._graph import ConstrainedClusteringMixin
 
 __all__ = ["E2CP", "refined_affinity"]
@@ -217,13 +217,7 @@ class E2CP(ConstrainedClusteringMixin):
         k-means restarts.
     random_state : int, RandomState or None
         Seeds every random choice of the fit.
-    guard : {"held_out"} or None, default="held_out"
-        ``"held_out"``: the partition is kept only when the method, refitted on part of the
-        pairs, violates fewer held-out pairs than the unconstrained partition (NCut at its
-        defaults) does; otherwise that unconstrained partition is returned (``fallback_``
-        True, ``guard_`` the counts, a
-        :class:`~spectralink.exceptions.ConstraintsIgnoredWarning`).
-        ``None``: the method as published, whatever the pairs do.
+    <guard>
 
     Attributes
     ----------
@@ -326,3 +320,6 @@ class E2CP(ConstrainedClusteringMixin):
         self.eigenvalues_ = vals
         self.embedding_ = V
         self.labels_ = labels
+
+
+E2CP.__doc__ = with_guard_doc(E2CP.__doc__, "NCut at its defaults")

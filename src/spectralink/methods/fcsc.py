@@ -58,7 +58,7 @@ from ..spectral import (
     nystrom_extension,
 )
 from ..utils import Int, RealRange, StrOptions
-from ._base import COMMON_CONSTRAINTS, GUARD_CONSTRAINT
+from ._base import COMMON_CONSTRAINTS, GUARD_CONSTRAINT, with_guard_doc
 from ._graph import NYSTROM_MIN_EIGENVALUE, ConstrainedClusteringMixin, weighted_vote
 
 __all__ = [
@@ -459,13 +459,7 @@ class FCSC(ConstrainedClusteringMixin):
         k-means restarts (K-way).
     random_state : int, RandomState or None
         Seeds the eigensolver start and k-means.
-    guard : {"held_out"} or None, default="held_out"
-        ``"held_out"``: the partition is kept only when the method, refitted on part of the
-        pairs, violates fewer held-out pairs than the unconstrained partition (NCut at its
-        defaults) does; otherwise that unconstrained partition is returned (``fallback_``
-        True, ``guard_`` the counts, a
-        :class:`~spectralink.exceptions.ConstraintsIgnoredWarning`).
-        ``None``: the method as published, whatever the pairs do.
+    <guard>
 
     Attributes
     ----------
@@ -683,3 +677,6 @@ class FCSC(ConstrainedClusteringMixin):
         if self.n_clusters == 2:
             return (F[:, 0] > 0).astype(np.int64)  # the sign cut of the fit
         return nearest_center(F, self._centers_)
+
+
+FCSC.__doc__ = with_guard_doc(FCSC.__doc__, "NCut at its defaults")

@@ -18,6 +18,7 @@ from ..progress import stage
 from ..similarity import learn_similarity, local_gram
 from ..solvers.simplex_qp import simplex_qp
 from ..utils import NON_NEGATIVE, POSITIVE, StrOptions
+from ._base import with_guard_doc
 from .e2cp import DEFAULT_N_FILL, DENSE_REFINEMENT_MAX, E2CP
 
 __all__ = ["LSCP", "reconstruction_weights"]
@@ -98,13 +99,7 @@ class LSCP(E2CP):
     n_init : int, default=10
     random_state : int, RandomState or None
         Seeds every random choice of the fit.
-    guard : {"held_out"} or None, default="held_out"
-        ``"held_out"``: the partition is kept only when the method, refitted on part of the
-        pairs, violates fewer held-out pairs than the unconstrained partition (NCut at its
-        defaults) does; otherwise that unconstrained partition is returned (``fallback_``
-        True, ``guard_`` the counts, a
-        :class:`~spectralink.exceptions.ConstraintsIgnoredWarning`).
-        ``None``: the method as published, whatever the pairs do.
+    <guard>
 
     Attributes
     ----------
@@ -216,3 +211,6 @@ class LSCP(E2CP):
         rows = np.repeat(np.arange(X.shape[0]), k)
         C = sp.csr_matrix((w.ravel(), (rows, ind.ravel())), shape=(X.shape[0], len(self.labels_)))
         return C, ind[:, 0]
+
+
+LSCP.__doc__ = with_guard_doc(LSCP.__doc__, "NCut at its defaults")

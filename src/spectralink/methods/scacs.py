@@ -49,7 +49,7 @@ from ..solvers.constrained_pencil import (
 )
 from ..spectral import sign_flip
 from ..utils import RealRange, StrOptions
-from ._base import GUARD_CONSTRAINT
+from ._base import GUARD_CONSTRAINT, with_guard_doc
 from ._landmark import CLUSTER_DOC, LandmarkClustering
 
 __all__ = ["SCACS", "scacs_beta0", "scacs_directions", "scacs_q_hat"]
@@ -228,13 +228,7 @@ class SCACS(LandmarkClustering):
         Rows per chunk.
     random_state : int, RandomState or None
         Seeds the landmarks and k-means.
-    guard : {"held_out"} or None, default="held_out"
-        ``"held_out"``: the partition is kept only when the method, refitted on part of the
-        pairs, violates fewer held-out pairs than the unconstrained partition (NCut at its
-        defaults; on Dask, LSC-R on the same landmark graph) does; otherwise that
-        unconstrained partition is returned (``fallback_`` True, ``guard_`` the counts, a
-        :class:`~spectralink.exceptions.ConstraintsIgnoredWarning`).
-        ``None``: the method as published, whatever the pairs do.
+    <guard>
 
     Attributes
     ----------
@@ -370,4 +364,6 @@ class SCACS(LandmarkClustering):
         return self
 
 
-SCACS.__doc__ = SCACS.__doc__ % CLUSTER_DOC
+SCACS.__doc__ = with_guard_doc(
+    SCACS.__doc__ % CLUSTER_DOC, "NCut at its defaults; on Dask, LSC-R on the same landmark graph"
+)

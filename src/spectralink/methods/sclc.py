@@ -37,7 +37,7 @@ from ..metrics import normalized_cut
 from ..solvers.constraint_graph import merge_vertices, reduce_cannot_links, two_colouring
 from ..spectral import constrained_fiedler
 from ..utils import POSITIVE, Int, StrOptions
-from ._base import COMMON_CONSTRAINTS, GUARD_CONSTRAINT
+from ._base import COMMON_CONSTRAINTS, GUARD_CONSTRAINT, with_guard_doc
 from ._graph import ConstrainedClusteringMixin
 
 __all__ = ["SCLC", "sign_partition"]
@@ -88,13 +88,7 @@ class SCLC(ConstrainedClusteringMixin):
         Lanczos restarts before a ``ConvergenceWarning``.
     random_state : int, RandomState or None
         Seeds the Lanczos start vector.
-    guard : {"held_out"} or None, default="held_out"
-        ``"held_out"``: the partition is kept only when the method, refitted on part of the
-        pairs, violates fewer held-out pairs than the unconstrained partition (NCut at its
-        defaults) does; otherwise that unconstrained partition is returned (``fallback_``
-        True, ``guard_`` the counts, a
-        :class:`~spectralink.exceptions.ConstraintsIgnoredWarning`).
-        ``None``: the method as published, whatever the pairs do.
+    <guard>
 
     Attributes
     ----------
@@ -190,3 +184,6 @@ class SCLC(ConstrainedClusteringMixin):
         self.labels_ = sign_partition(W, v)
         self.cut_ = normalized_cut(W, self.labels_)
         return self
+
+
+SCLC.__doc__ = with_guard_doc(SCLC.__doc__, "NCut at its defaults")

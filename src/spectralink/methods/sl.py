@@ -41,7 +41,7 @@ from ..spectral import (
     sign_flip,
 )
 from ..utils import StrOptions
-from ._base import COMMON_CONSTRAINTS, GUARD_CONSTRAINT
+from ._base import COMMON_CONSTRAINTS, GUARD_CONSTRAINT, with_guard_doc
 from ._graph import ConstrainedClusteringMixin
 
 __all__ = ["SpectralLearning", "modify_affinity", "additive_eigenvectors"]
@@ -193,13 +193,7 @@ class SpectralLearning(ConstrainedClusteringMixin):
         k-means restarts.
     random_state : int, RandomState or None
         Seeds the eigensolver start and k-means.
-    guard : {"held_out"} or None, default="held_out"
-        ``"held_out"``: the partition is kept only when the method, refitted on part of the
-        pairs, violates fewer held-out pairs than the unconstrained partition (NCut at its
-        defaults) does; otherwise that unconstrained partition is returned (``fallback_``
-        True, ``guard_`` the counts, a
-        :class:`~spectralink.exceptions.ConstraintsIgnoredWarning`).
-        ``None``: the method as published, whatever the pairs do.
+    <guard>
 
     Attributes
     ----------
@@ -286,3 +280,6 @@ class SpectralLearning(ConstrainedClusteringMixin):
             return None
         F = self._njw_embed_new(C, self.embedding_, self.eigenvalues_)
         return None if F is None else normalize_rows(F)
+
+
+SpectralLearning.__doc__ = with_guard_doc(SpectralLearning.__doc__, "NCut at its defaults")

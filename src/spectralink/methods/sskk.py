@@ -39,7 +39,7 @@ from sklearn.utils import check_random_state
 from ..constraints import Constraints
 from ..graph import degrees
 from ..utils import NON_NEGATIVE, Int, StrOptions
-from ._base import COMMON_CONSTRAINTS, GUARD_CONSTRAINT
+from ._base import COMMON_CONSTRAINTS, GUARD_CONSTRAINT, with_guard_doc
 from ._graph import ConstrainedClusteringMixin
 
 __all__ = [
@@ -306,13 +306,7 @@ class SSKK(ConstrainedClusteringMixin):
         Maximum assignment sweeps per restart.
     random_state : int, RandomState or None
         Seeds the initialisations and the eigensolver.
-    guard : {"held_out"} or None, default="held_out"
-        ``"held_out"``: the partition is kept only when the method, refitted on part of the
-        pairs, violates fewer held-out pairs than the unconstrained partition (NCut at its
-        defaults) does; otherwise that unconstrained partition is returned (``fallback_``
-        True, ``guard_`` the counts, a
-        :class:`~spectralink.exceptions.ConstraintsIgnoredWarning`).
-        ``None``: the method as published, whatever the pairs do.
+    <guard>
 
     Attributes
     ----------
@@ -439,3 +433,6 @@ class SSKK(ConstrainedClusteringMixin):
 
     def _predict_from_affinity(self, C):
         return kernel_kmeans_assign(C, self.labels_, self._cluster_volumes_, self._cluster_links_)
+
+
+SSKK.__doc__ = with_guard_doc(SSKK.__doc__, "NCut at its defaults")
