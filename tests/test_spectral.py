@@ -163,6 +163,7 @@ def test_arpack_non_convergence_falls_back_to_dense(chain_graph, monkeypatch):
 
     dense_vals, dense_vecs = laplacian_eigenvectors(chain_graph, M, solver="dense")
     monkeypatch.setattr(spectral, "ARPACK_MAXITER", 1)
+    monkeypatch.setattr(spectral, "DENSE_QUIET_MAX", 10)  # chain_graph is larger: it warns
     with pytest.warns(RuntimeWarning, match="did not converge"):
         vals, vecs = laplacian_eigenvectors(chain_graph, M, solver="arpack", random_state=0)
     np.testing.assert_allclose(vals, dense_vals, atol=1e-10)
@@ -170,6 +171,49 @@ def test_arpack_non_convergence_falls_back_to_dense(chain_graph, monkeypatch):
     monkeypatch.setattr(spectral, "DENSE_FALLBACK_MAX", 100)
     with pytest.raises(ValueError, match="did not converge.*Increase sigma"):
         laplacian_eigenvectors(chain_graph, M, solver="arpack", random_state=0)
+
+
+def test_small_graph_arpack_hands_over_to_dense_within_its_budget(monkeypatch):
+    # a bandwidth far below the neighbour distances crowds eigenvalues near 0: ARPACK is
+    # stopped once it has cost what a dense solve would, and the dense result is returned
+    # without a warning (it is exact); a graph without edges takes the same path
+    import spectralink.spectral as spectral
+
+    rng = np.random.RandomState(0)
+    n = 400
+    W = knn_affinity(rng.rand(n, 5), n_neighbors=10, sigma=0.03)  # r is about 0.3
+    products = []
+    real = spectral._arpack
+
+    def spy(S, d, m, tol, random_state, max_matvecs=None):
+        products.append(max_matvecs)
+        return real(S, d, m, tol, random_state, max_matvecs=max_matvecs)
+
+    monkeypatch.setattr(spectral, "_arpack", spy)
+    dense_vals, _ = laplacian_eigenvectors(W, 5, solver="dense", check_connected=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        vals, vecs = laplacian_eigenvectors(W, 5, solver="arpack", random_state=0,
+                                            check_connected=False)  # fmt: skip
+        empty = sp.csr_matrix((n, n))
+        e_vals, _ = laplacian_eigenvectors(empty, 3, solver="arpack", random_state=0,
+                                           check_connected=False)  # fmt: skip
+    assert products[0] is not None and products[0] >= 100
+    with pytest.raises(spectral._OverBudget):  # the case does exercise the hand-over
+        S, d = spectral.normalized_adjacency(W)
+        real(S, d, 5, 1e-8, 0, max_matvecs=products[0])
+    np.testing.assert_allclose(vals, dense_vals, atol=1e-8)
+    np.testing.assert_allclose(vecs.T @ vecs, np.eye(5), atol=1e-8)
+    assert e_vals.shape == (3,)
+
+
+def test_auto_solver_is_dense_only_on_small_graphs():
+    from spectralink.spectral import DENSE_EIGEN_MAX, _resolve_solver
+
+    assert _resolve_solver("auto", DENSE_EIGEN_MAX, 5) == "dense"
+    assert _resolve_solver("auto", DENSE_EIGEN_MAX + 1, 5) == "arpack"
+    assert _resolve_solver("auto", 1797, 10) == "arpack"
+    assert _resolve_solver("auto", 1000, 300) == "dense"  # many vectors: dense is cheaper
 
 
 def test_shared_eigenvectors_decompose_each_graph_once(chain_graph, monkeypatch):

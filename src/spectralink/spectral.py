@@ -24,7 +24,14 @@ import numpy as np
 import scipy.linalg as la
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
-from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh, factorized, lobpcg
+from scipy.sparse.linalg import (
+    ArpackError,
+    ArpackNoConvergence,
+    LinearOperator,
+    eigsh,
+    factorized,
+    lobpcg,
+)
 from sklearn import config_context
 from sklearn.cluster import KMeans
 from sklearn.exceptions import ConvergenceWarning
@@ -50,8 +57,13 @@ __all__ = [
     "sign_flip",
 ]
 
-#: Graphs with at most this many nodes are decomposed densely (exact, fast enough).
-DENSE_EIGEN_MAX = 2000
+#: Graphs with at most this many nodes are decomposed densely: below it LAPACK's full
+#: reduction costs less than ARPACK's start-up (crossover measured near 200 nodes on k-NN
+#: graphs, ``benchmarks/bench_eigensolver.py``); above it ARPACK computes only the vectors used
+DENSE_EIGEN_MAX = 200
+#: Up to this many nodes a dense decomposition takes under a second: ARPACK failing to
+#: converge there falls back to it silently (the result is exact either way)
+DENSE_QUIET_MAX = 2000
 
 
 def sign_flip(V: np.ndarray) -> np.ndarray:
@@ -81,9 +93,11 @@ def laplacian_eigenvectors(
     n_components : int
         Number of eigenvectors ``m`` (the trivial one included).
     solver : {"auto", "dense", "arpack", "lobpcg"}
-        ``"auto"`` is dense up to ``DENSE_EIGEN_MAX`` nodes, else ARPACK (fastest on k-NN
-        graphs up to 10^6 nodes). ``"lobpcg"`` uses an AMG preconditioner when PyAMG is
-        installed (unpreconditioned otherwise). Both iterative solvers take the exact null
+        ``"auto"`` is dense up to ``DENSE_EIGEN_MAX`` nodes (or for many components),
+        else ARPACK (fastest on k-NN graphs up to 10^6 nodes). Up to ``DENSE_QUIET_MAX``
+        nodes ARPACK may use the products a dense solve would cost, then hands over to
+        it. ``"lobpcg"`` uses an AMG preconditioner when PyAMG is installed
+        (unpreconditioned otherwise). Both iterative solvers take the exact null
         space of ``L`` (one vector per connected component) as given.
     tol : float
         Convergence tolerance of the iterative solvers (residual norm).
@@ -144,9 +158,12 @@ def _laplacian_eigenvectors(W, n_components, solver, tol, random_state):
     if solver == "dense":
         mu, V = _dense(S, n_components)
     elif solver == "arpack":
+        # on a small graph ARPACK may spend no more than the dense solve would cost: a nearly
+        # disconnected graph (weights underflowing) crowds eigenvalues near 0 and stalls it
+        budget = _dense_matvec_budget(S, n_components) if n <= DENSE_QUIET_MAX else None
         try:
-            mu, V = _arpack(S, d, n_components, tol, random_state)
-        except ArpackNoConvergence:
+            mu, V = _arpack(S, d, n_components, tol, random_state, max_matvecs=budget)
+        except (ArpackError, _OverBudget):
             # many eigenvalues of L crowd near 0 when Gaussian weights underflow (a bandwidth
             # far below the neighbour distances): Lanczos would otherwise run for hours
             if n > DENSE_FALLBACK_MAX:
@@ -157,12 +174,13 @@ def _laplacian_eigenvectors(W, n_components, solver, tol, random_state):
                     "distances). Increase sigma or n_neighbors, or use solver='dense' "
                     f"(n = {n} is above the dense fallback limit {DENSE_FALLBACK_MAX})."
                 ) from None
-            warnings.warn(
-                f"ARPACK did not converge in {ARPACK_MAXITER} restarts (graph nearly "
-                "disconnected); using the dense eigensolver.",
-                RuntimeWarning,
-                stacklevel=2,
-            )
+            if n > DENSE_QUIET_MAX:
+                warnings.warn(
+                    f"ARPACK did not converge in {ARPACK_MAXITER} restarts (graph nearly "
+                    "disconnected); using the dense eigensolver.",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
             mu, V = _dense(S, n_components)
     elif solver == "lobpcg":
         mu, V = _lobpcg_amg(S, d, n_components, tol, random_state)
@@ -280,7 +298,23 @@ def _component_null_vectors(S, d):
     return U / np.linalg.norm(U, axis=0)
 
 
-def _arpack(S, d, m, tol, random_state):
+class _OverBudget(Exception):
+    """ARPACK used the matrix-vector products a dense solve would have cost."""
+
+
+def _dense_matvec_budget(S, m: int) -> int:
+    """Products of ARPACK that cost about as much as :func:`_dense` on the same graph.
+
+    A dense solve is ``4/3 n^3`` flops at BLAS speed; one Lanczos step is a sparse product
+    and an orthogonalisation against ``ncv`` vectors, at about 1/20 of that speed (both
+    measured in ``benchmarks/bench_eigensolver.py``).
+    """
+    n = S.shape[0]
+    ncv = min(n, max(2 * m + 1, 20))
+    return max(100, int(4.0 / 3.0 * n**3 / (20.0 * (S.nnz + 2.0 * ncv * n))))
+
+
+def _arpack(S, d, m, tol, random_state, max_matvecs=None):
     n = S.shape[0]
     # single-vector Lanczos finds a repeated eigenvalue only once: with c components it would
     # return one eigenvalue 0 instead of c and silently skip later eigenpairs. The null space is
@@ -294,8 +328,13 @@ def _arpack(S, d, m, tol, random_state):
     v0 -= U @ (U.T @ v0)
     progress = current_stage()
 
+    used = [0]
+
     def matvec(x):
         progress.update()
+        used[0] += 1
+        if max_matvecs is not None and used[0] > max_matvecs:
+            raise _OverBudget
         return S @ x - 3.0 * (U @ (U.T @ x))
 
     op = LinearOperator((n, n), matvec=matvec, dtype=np.float64)
