@@ -55,7 +55,7 @@ A_EXTRA_NEIGHBORS = (5, 20)
 
 
 def grid_for(name: str, k: int, n: int, select: bool) -> list[dict]:
-    grid = Auto(k).param_grid(n)
+    grid = Auto(k, search="exhaustive").param_grid(n)
     if select:
         for m in ("ccsr", "lscp"):
             sigmas = relative_sigmas(A_EXTRA_SIGMAS)
@@ -71,7 +71,7 @@ def run_draw(name, X, y, k, kind, count, draw, base_seed) -> dict:
     seed = cell_seed(base_seed, count, draw)
     cons = Constraints.from_labels(y, count, random_state=seed)
     n = len(y)
-    auto = Auto(k, random_state=seed)
+    auto = Auto(k, search="exhaustive", random_state=seed)
     n_auto = len(ParameterGrid(auto.param_grid(n)))  # Auto's candidates come first
     search = ConstraintSearchCV(NCut(k), grid_for(name, k, n, kind == "select"), cv=auto.cv,
                                 n_repeats=auto.n_repeats_for(n), scoring=list(SCORES),

@@ -548,3 +548,38 @@ def test_cli_interactive_keeps_answers(capsys, tmp_path, iris_csv, monkeypatch, 
         assert stdout.count("same group? [y/n/s(kip)/q(uit)]") == 4
     if ending == "interrupt":
         assert "2 answer(s) saved" in stdout
+
+
+def test_learn_with_auto_searches_only_at_checkpoints(blobs, monkeypatch):
+    # 120 answers in batches of 10: the loop's Auto searches at 50 and 100 kept answers
+    # (not at every batch), refits its choice in between, and the final fit is a search
+    from spectralink import Auto
+    from spectralink.active import _loop
+
+    X, y = blobs
+    guides = []
+    real = _loop._SearchCheckpoints
+
+    def spy(auto):
+        guides.append(real(auto))
+        return guides[-1]
+
+    monkeypatch.setattr(_loop, "_SearchCheckpoints", spy)
+    searched = []
+    real_fit = Auto.fit
+
+    def counting_fit(self, X, y=None, constraints=None):
+        searched.append(len(constraints))
+        return real_fit(self, X, y, constraints=constraints)
+
+    monkeypatch.setattr(Auto, "fit", counting_fit)
+    auto = Auto(4, methods=["ccskl"], sigmas=None, cv=3, random_state=0)
+    est, cons, report = learn(auto, X, y, 120, strategy="spectral", random_state=0)
+    assert est is auto and report.n_asked == 120
+    assert searched[:-1] == [50, 100]  # the guide's searches
+    assert searched[-1] == len(cons)  # the final fit: a whole search on every answer
+    assert guides[0].searches == 2
+    # the guide searches with one repeat of the folds; the estimator keeps its own
+    assert guides[0].estimator.n_repeats == 1 and auto.n_repeats == "auto"
+    assert auto.search_.n_repeats_ == 3
+    assert auto.best_method_ in ("ncut", "ccskl")

@@ -291,3 +291,52 @@ def test_repeated_folds_on_small_data_only(blobs, monkeypatch):
     assert auto.best_index_ == auto_module.prefer_reference(
         auto.search_.cv_results_, n_se=auto.n_se, n_repeats=3
     )
+
+
+def test_refit_choice_refits_the_last_choice_without_searching():
+    from sklearn.datasets import make_blobs
+
+    from spectralink import Auto, Constraints
+
+    X, y = make_blobs(120, centers=3, random_state=0)
+    few = Constraints.from_labels(y, 10, random_state=0)
+    more = Constraints.from_labels(y, 80, random_state=1)
+    auto = Auto(3, methods=["ccskl"], sigmas=None, cv=3, n_repeats=1, random_state=0)
+    # before any search: the fallback method, said so
+    auto.refit_choice(X, constraints=few)
+    assert auto.selection_ == "not searched" and auto.search_ is None
+    assert auto.best_method_ == "ccsr" and auto.labels_.shape == (120,)
+    assert "not searched" in auto.describe()
+    auto.fit(X, constraints=more)
+    search, method, params = auto.search_, auto.best_method_, auto.best_estimator_.get_params()
+    auto.refit_choice(X, constraints=few)
+    assert auto.search_ is search  # no new search
+    assert auto.best_method_ == method
+    assert auto.best_estimator_.get_params() == params
+    assert auto.n_violated_ == int(
+        (auto.labels_[few.must_link[:, 0]] != auto.labels_[few.must_link[:, 1]]).sum()
+        + (auto.labels_[few.cannot_link[:, 0]] == auto.labels_[few.cannot_link[:, 1]]).sum()
+    )
+
+
+def test_kway_cosc_runs_its_search_schedule_inside_the_search_only(monkeypatch):
+    from sklearn.datasets import make_blobs
+
+    import spectralink.auto as auto_module
+    from spectralink import COSC, Auto, Constraints
+
+    X, y = make_blobs(90, centers=3, random_state=0)
+    c = Constraints.from_labels(y, 40, random_state=0)
+    # whatever the scores, choose COSC (row 1), to see what the refit fits
+    monkeypatch.setattr(auto_module, "prefer_reference", lambda *a, **k: 1)
+    auto = Auto(3, methods=["cosc"], sigmas=None, cv=3, n_repeats=1, random_state=0)
+    auto.fit(X, constraints=c)
+    searched = auto.search_.cv_results_["params"][1]["estimator"]
+    assert searched.n_recursions == auto_module.SEARCH_SCHEDULES["cosc"]["n_recursions"]
+    assert auto.best_method_ == "cosc"
+    assert auto.best_estimator_.n_recursions == COSC().n_recursions  # the refit: defaults
+    # a COSC given as an estimator runs as given, in the search and in the refit
+    given = Auto(3, methods=[COSC(3, n_recursions=2, guard=None)], sigmas=None, cv=3,
+                 n_repeats=1, random_state=0).fit(X, constraints=c)  # fmt: skip
+    assert given.search_.cv_results_["params"][1]["estimator"].n_recursions == 2
+    assert given.best_estimator_.n_recursions == 2

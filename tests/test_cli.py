@@ -132,6 +132,41 @@ def test_cluster_method_auto_prints_its_choice(capsys, tmp_path, iris_files):
     assert "chose      ccsr: too few constraints, no cross-validation" in stdout
 
 
+def test_cluster_no_progress_silences_auto_on_a_terminal(capsys, tmp_path, iris_files, monkeypatch):
+    import sys
+
+    import spectralink.model_selection._search as search_module
+    from spectralink import Constraints
+
+    class Terminal:
+        text = ""
+
+        def isatty(self):
+            return True
+
+        def write(self, s):
+            Terminal.text += s
+            return len(s)
+
+        def flush(self):
+            pass
+
+    d, X, y = iris_files
+    cons = Constraints.from_labels(y, 40, random_state=0)
+    pairs = tmp_path / "pairs40.csv"
+    cons.to_csv(pairs)
+    out = tmp_path / "labels.csv"
+    argv = ["cluster", str(d / "X.npy"), "-k", "3", "--method", "auto", "-o", str(out),
+            "-c", str(pairs), "-p", "methods=['ccskl']", "-p", "sigmas=None"]  # fmt: skip
+    monkeypatch.setattr(search_module, "PROGRESS_DELAY", 0.0)
+    monkeypatch.setattr(sys, "stderr", Terminal())
+    code, _, _ = run(capsys, *argv)
+    assert code == 0 and "model search: 2 candidates" in Terminal.text
+    Terminal.text = ""
+    code, _, _ = run(capsys, *argv, "--no-progress")
+    assert code == 0 and "model search" not in Terminal.text
+
+
 def test_compare_draws_auto(capsys, tmp_path):
     out = tmp_path / "res"
     code, stdout, err = run(

@@ -24,6 +24,7 @@ from spectralink.model_selection import (
     constraint_folds,
     kappa_constraint_score,
     prefer_reference,
+    race_survivors,
     relative_sigmas,
 )
 
@@ -641,3 +642,50 @@ def test_prefer_reference_counts_repeats_as_one_split():
     assert prefer_reference(_results([ref * 3, gain * 3]), n_se=2.5) == 1
     with pytest.raises(ValueError, match="n_repeats"):
         prefer_reference(_results([ref, gain]), n_repeats=0)
+
+
+def test_race_survivors_drops_only_candidates_clearly_behind_the_leader():
+    scores = np.array(
+        [
+            [0.80, 0.82, 0.78, 0.81, 0.79],  # the reference
+            [0.90, 0.91, 0.89, 0.92, 0.88],  # the leader
+            [0.89, 0.92, 0.88, 0.93, 0.86],  # level with it within the noise
+            [0.70, 0.72, 0.69, 0.71, 0.70],  # far behind
+            [0.90, 0.91, 0.89, 0.92, np.nan],  # a failed fit
+        ]
+    )
+    assert race_survivors(scores, 2.0).tolist() == [False, True, True, False, False]
+    # a huge margin keeps every finite candidate; no finite mean keeps all
+    assert race_survivors(scores, 1e9).tolist() == [True, True, True, True, False]
+    assert race_survivors(np.full((3, 4), np.nan), 1.0).all()
+
+
+def test_race_fits_the_later_repeats_for_the_survivors_only(blobs):
+    X, _, cons = blobs
+    grid = {"estimator": [NCut(3, n_neighbors=10), CCSR(3, n_neighbors=10)],
+            "n_neighbors": [10]}  # fmt: skip
+    # a candidate far behind on every fold: NCut with an absurd bandwidth
+    bad = NCut(3, n_neighbors=10, sigma=1e-3)
+    grid = [grid, {"estimator": [bad]}]
+    full = ConstraintSearchCV(NCut(3), grid, cv=3, n_repeats=2, refit=False, random_state=0)
+    raced = ConstraintSearchCV(
+        NCut(3), grid, cv=3, n_repeats=2, refit=False, race=1.0, random_state=0
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        full.fit(X, constraints=cons)
+        raced.fit(X, constraints=cons)
+    r, f = raced.cv_results_, full.cv_results_
+    first = [f"split{i}_test_score" for i in range(3)]
+    later = [f"split{i}_test_score" for i in range(3, 6)]
+    # the first repeat is the same search; the raced-out candidate has no later splits
+    for key in first:
+        np.testing.assert_array_equal(r[key], f[key])
+    out = r["raced_out"]
+    assert out.tolist()[0] is False  # the reference always runs
+    assert out[2], "the candidate far behind after the first repeat is set aside"
+    for key in later:
+        assert np.isnan(r[key][out]).all()
+        np.testing.assert_array_equal(r[key][~out], f[key][~out])
+    assert np.isnan(r["mean_test_score"][out]).all()
+    assert prefer_reference(r, n_repeats=2) != 2

@@ -40,3 +40,54 @@ def test_fit_reports_every_stage(caplog):
         NCut(2, random_state=0).fit(X)
     names = [r.getMessage().split()[0] for r in caplog.records if r.name == "spectralink"]
     assert names == ["neighbours", "graph", "eigenvectors", "assignment", "method"]
+
+
+class _Terminal:
+    """A stderr that says it is a terminal and keeps what is written to it."""
+
+    def __init__(self) -> None:
+        self.text = ""
+
+    def isatty(self) -> bool:
+        return True
+
+    def write(self, s: str) -> int:
+        self.text += s
+        return len(s)
+
+    def flush(self) -> None:
+        pass
+
+
+def _auto_fit(monkeypatch, stderr, **params):
+    import sys
+
+    from sklearn.datasets import make_blobs
+
+    import spectralink.model_selection._search as search_module
+    from spectralink import Auto, Constraints
+
+    monkeypatch.setattr(search_module, "PROGRESS_DELAY", 0.0)  # this search is short
+    monkeypatch.setattr(sys, "stderr", stderr)
+    X, y = make_blobs(90, centers=3, random_state=0)
+    c = Constraints.from_labels(y, 40, random_state=0)
+    Auto(3, methods=["ccskl"], sigmas=None, cv=3, n_repeats=1, random_state=0, **params).fit(
+        X, constraints=c
+    )
+
+
+def test_auto_shows_its_search_on_a_terminal_by_default(monkeypatch):
+    term = _Terminal()
+    _auto_fit(monkeypatch, term)
+    assert "model search: 2 candidates x 3 folds" in term.text  # NCut and CCSKL
+    assert "6/6" in term.text
+
+
+def test_auto_is_silent_when_asked_or_not_on_a_terminal(monkeypatch):
+    term = _Terminal()
+    _auto_fit(monkeypatch, term, verbose=0)
+    assert term.text == ""
+    pipe = _Terminal()
+    pipe.isatty = lambda: False
+    _auto_fit(monkeypatch, pipe)
+    assert pipe.text == ""

@@ -59,6 +59,14 @@ COSC_KWAY_MAX_SAMPLES = 2500
 #: (where a fit is cheap), once above; why three repeats: docs/results/model_selection/README.md.
 REPEAT_MAX_SAMPLES = 2000
 AUTO_REPEATS = 3
+#: Parameters a candidate named in ``methods`` takes inside a ``search="fast"`` search
+#: only; the refit of the chosen one runs its defaults. k-way COSC keeps one recursive run
+#: of its four: a third of its time (choices measured in
+#: docs/results/model_selection/auto_cost.md).
+SEARCH_SCHEDULES: dict[str, dict[str, Any]] = {"cosc": {"n_recursions": 1}}
+#: ``search="fast"``: standard errors behind the leader after the first repeat of the folds
+#: at which a candidate stops being fitted (measured: docs/results/model_selection/auto_cost.md)
+RACE_N_SE = 2.0
 #: The method fitted, at its defaults, when the constraints are too few to cross-validate.
 FALLBACK_METHOD = "ccsr"
 
@@ -151,7 +159,9 @@ class Auto(ConstrainedFitMixin):
         NCut already do the held-out guard's work) or estimator instances (cloned, as
         given). ``None``: :func:`default_methods` (CCSR, CCSKL, LSCP, SCACS, COP-KMeans,
         and COSC while its k-way recursion is affordable). NCut is always added first as
-        the reference.
+        the reference. With ``search="fast"`` a named k-way COSC runs one recursive run
+        inside the search (:data:`SEARCH_SCHEDULES`) and its defaults when it is refitted
+        as the choice.
     sigmas : sequence of float or None, default=(0.5, 1.0, 2.0)
         Bandwidths, as multiples of the default r, tried for every candidate on the
         library's Gaussian k-NN graph whose ``sigma`` is None (CCSR, CCSKL, LSCP, SL,
@@ -179,6 +189,14 @@ class Auto(ConstrainedFitMixin):
         Margin, in standard errors of the paired fold differences, by which a
         constrained candidate must beat NCut (:func:`prefer_reference`); 0 takes the
         highest mean score.
+    search : {"fast", "exhaustive"}, default="fast"
+        ``"fast"``: the candidates race over the repeats of the folds
+        (``ConstraintSearchCV``'s ``race`` at :data:`RACE_N_SE`: after the first repeat, a
+        candidate more than two standard errors of the paired fold differences behind the
+        leader is not fitted again and not chosen; NCut always runs every repeat), and a
+        named k-way COSC runs its cheaper search schedule (:data:`SEARCH_SCHEDULES`; its
+        defaults when refitted as the choice). ``"exhaustive"``: every candidate at its
+        defaults on every repeat, the search of ``docs/results/model_selection``.
     affinity : {"knn", "precomputed"}, default="knn"
         ``"knn"``: ``X`` holds features and every candidate builds its own graph from
         them. ``"precomputed"``: ``X`` is a square affinity matrix given to every
@@ -189,8 +207,10 @@ class Auto(ConstrainedFitMixin):
     random_state : int, RandomState or None, default=None
         Seeds the folds, every candidate and the refit (see
         :class:`~spectralink.model_selection.ConstraintSearchCV`).
-    verbose : int, default=0
-        Progress bar over the search's fits when > 0.
+    verbose : int, default=1
+        1: a progress bar over the search's fits (with the number of candidates and
+        folds) on stderr when stderr is a terminal and the search lasts more than
+        :data:`spectralink.progress.PROGRESS_DELAY` seconds; 0: silent.
 
     Attributes
     ----------
@@ -210,13 +230,14 @@ class Auto(ConstrainedFitMixin):
     search_ : ConstraintSearchCV or None
         The search (``cv_results_``, ``folds_``, ...); ``None`` when there was none.
     selection_ : {"cross-validation", "no constraints", "too few constraints", \
-"refit failed"}
+"refit failed", "not searched"}
         How the method was chosen: by the search; NCut because no constraints were
         given; :data:`FALLBACK_METHOD` (CCSR) at its defaults, with a
         :class:`~spectralink.exceptions.ModelSelectionWarning`, because the constraints
         cannot be split into ``cv`` folds each with a held-out pair; or NCut, with a
         warning, because the chosen candidate failed on all the constraints (COP-KMeans
-        finding no feasible assignment) after succeeding on every fold.
+        finding no feasible assignment) after succeeding on every fold; or
+        :data:`FALLBACK_METHOD` by :meth:`refit_choice` before any search.
     n_violated_ : int
         Number of the given constraints the labels violate.
     n_features_in_ : int
@@ -227,10 +248,11 @@ class Auto(ConstrainedFitMixin):
     (``benchmarks/bench_model_selection.py``): how close the search's choice comes to the
     best of its candidates chosen with the labels, the method-by-method ablation that shows
     which candidates earn their place, and Auto's time are in
-    ``docs/results/model_selection/README.md``. The cost
-    is about ``(cv * n_repeats + 1)`` fits of every candidate, less where the search
-    shares work: one neighbour search per ``n_neighbors``, one graph per bandwidth, one
-    eigendecomposition per graph for NCut, CCSR and CCSKL. The candidates' many small
+    ``docs/results/model_selection/README.md``. The cost is at most
+    ``(cv * n_repeats + 1)`` fits of every candidate: less for the candidates raced out
+    after the first repeat (``search="fast"``), and less where the search shares work: one
+    neighbour search per ``n_neighbors``, one graph per bandwidth, one eigendecomposition
+    per graph for NCut, CCSR and CCSKL. The candidates' many small
     dense operations run best with one BLAS thread per worker; use ``n_jobs`` for
     parallelism.
 
@@ -262,6 +284,7 @@ class Auto(ConstrainedFitMixin):
         "split_by": [StrOptions({"auto", "pairs", "points"})],
         "scoring": [StrOptions(set(SCORER_NAMES)), callable],
         "n_se": [NON_NEGATIVE],
+        "search": [StrOptions({"fast", "exhaustive"})],
         "affinity": [StrOptions({"knn", "precomputed"})],
         "n_jobs": [numbers.Integral, None],
         "random_state": ["random_state"],
@@ -279,10 +302,11 @@ class Auto(ConstrainedFitMixin):
         split_by: str = "auto",
         scoring: str | Callable = "balanced",
         n_se: float = 1.0,
+        search: str = "fast",
         affinity: str = "knn",
         n_jobs: int | None = None,
         random_state: int | np.random.RandomState | None = None,
-        verbose: int = 0,
+        verbose: int = 1,
     ) -> None:
         self.n_clusters = n_clusters
         self.methods = methods
@@ -292,6 +316,7 @@ class Auto(ConstrainedFitMixin):
         self.split_by = split_by
         self.scoring = scoring
         self.n_se = n_se
+        self.search = search
         self.affinity = affinity
         self.n_jobs = n_jobs
         self.random_state = random_state
@@ -310,12 +335,16 @@ class Auto(ConstrainedFitMixin):
                 f"methods must be None or a sequence of method names or estimators, got {specs!r}."
             )
         out = []
+        self._scheduled = []
         for spec in specs:
             if isinstance(spec, str):
                 est = get_method(spec)(n_clusters=self.n_clusters)
                 if "guard" in est.get_params(deep=False):
                     # the search's held-out folds and its rule against NCut are the guard
                     est.set_params(guard=None)
+                if self.search == "fast" and spec in SEARCH_SCHEDULES and self.n_clusters > 2:
+                    est.set_params(**SEARCH_SCHEDULES[spec])
+                    self._scheduled.append(est)
             elif hasattr(spec, "get_params") and hasattr(spec, "fit"):
                 est = clone(spec)
             else:
@@ -409,6 +438,7 @@ class Auto(ConstrainedFitMixin):
             split_by=self.split_by,
             scoring=self.scoring,
             refit=False,
+            race=RACE_N_SE if self.search == "fast" else None,
             n_jobs=self.n_jobs,
             random_state=self.random_state,
             verbose=self.verbose,
@@ -427,10 +457,7 @@ class Auto(ConstrainedFitMixin):
                 stacklevel=3,
             )
             self.selection_ = "too few constraints"
-            est = get_method(FALLBACK_METHOD)(n_clusters=self.n_clusters)
-            if self.affinity == "precomputed":
-                est.set_params(affinity="precomputed")
-            self._refit(_seed(est, self.random_state), X, constraints)
+            self._refit(_seed(self._fallback_estimator(), self.random_state), X, constraints)
             return self
 
         self.search_ = search
@@ -439,7 +466,7 @@ class Auto(ConstrainedFitMixin):
         self.selection_ = "cross-validation"
         self.reference_score_ = float(results["mean_test_score"][0])
         try:
-            self._refit(search.candidate(index), X, constraints)
+            self._refit(self._full_schedule(search, index), X, constraints)
         except Exception as exc:  # e.g. COP-KMeans: feasible on every fold, not on all
             if index == 0:
                 raise
@@ -459,6 +486,57 @@ class Auto(ConstrainedFitMixin):
         self.best_params_ = params
         self.best_score_ = float(results["mean_test_score"][index])
         return self
+
+    def refit_choice(self, X: Any, constraints: Any = None) -> Auto:
+        """Fit the method and parameters chosen by the last search on other constraints,
+        without searching again.
+
+        The query loop (:func:`spectralink.active.learn`) calls it between its searches:
+        the choice made on the answers known then guides the next questions. Before any
+        search it fits :data:`FALLBACK_METHOD` (CCSR) at its defaults, as with too few
+        constraints to cross-validate, and ``selection_`` is ``"not searched"``.
+        ``search_``, ``best_params_`` and the scores stay those of the last search.
+
+        Parameters
+        ----------
+        X : array-like
+            As for :meth:`fit`.
+        constraints : Constraints or (must_link, cannot_link) pair, default=None
+
+        Returns
+        -------
+        self
+        """
+        self._check_params()
+        X = self._validate_X(X)
+        cons = self._constraints_for(X.shape[0], constraints)
+        if hasattr(self, "best_estimator_"):
+            chosen = clone(self.best_estimator_)
+        else:
+            self.search_ = self.best_index_ = None
+            self.best_params_ = {}
+            self.best_score_ = self.reference_score_ = float("nan")
+            self.selection_ = "not searched"
+            chosen = _seed(self._fallback_estimator(), self.random_state)
+        self._refit(chosen, X, cons)
+        self._record_diagnostics(cons)
+        return self
+
+    def _fallback_estimator(self) -> BaseEstimator:
+        est = get_method(FALLBACK_METHOD)(n_clusters=self.n_clusters)
+        if self.affinity == "precomputed":
+            est.set_params(affinity="precomputed")
+        return est
+
+    def _full_schedule(self, search: ConstraintSearchCV, index: int) -> BaseEstimator:
+        """Candidate ``index`` as the refit fits it: a candidate that ran a cheaper
+        schedule inside the search (:data:`SEARCH_SCHEDULES`) gets its defaults back."""
+        est = search.candidate(index)
+        searched = search.cv_results_["params"][index]["estimator"]
+        if any(searched is s for s in getattr(self, "_scheduled", ())):
+            defaults = type(est)().get_params(deep=False)
+            est.set_params(**{key: defaults[key] for key in SEARCH_SCHEDULES[method_name(est)]})
+        return est
 
     def _refit(self, estimator: BaseEstimator, X: Any, constraints: Constraints) -> None:
         with warnings.catch_warnings():
@@ -492,9 +570,16 @@ class Auto(ConstrainedFitMixin):
             f"{name}: {self._folds_text()} cross-validated {score} score "
             f"{res['mean_test_score'][i]:.3f} ± {res['std_test_score'][i]:.3f} "
             f"(NCut {res['mean_test_score'][0]:.3f} ± {res['std_test_score'][0]:.3f}; "
-            f"{len(res['params'])} candidates, folds by {self.search_.split_by_})"
+            f"{len(res['params'])} candidates{self._raced_text()}, folds by "
+            f"{self.search_.split_by_})"
         )
         return text
+
+    def _raced_text(self) -> str:
+        raced = self.search_.cv_results_.get("raced_out")
+        if raced is None or not raced.any():
+            return ""
+        return f", {int(raced.sum())} set aside after the first repeat"
 
     def _folds_text(self) -> str:
         search = self.search_

@@ -71,6 +71,8 @@ from __future__ import annotations
 
 from ._closure import implied_pairs
 from ._loop import (
+    SEARCH_GROWTH,
+    SEARCH_MIN_PAIRS,
     AnswerReport,
     LearnResult,
     Oracle,
@@ -91,6 +93,8 @@ from ._selector import (
 __all__ = [
     "AUTO_STRATEGY",
     "PARTITION_STRATEGIES",
+    "SEARCH_GROWTH",
+    "SEARCH_MIN_PAIRS",
     "STRATEGIES",
     "AnswerReport",
     "LearnResult",

@@ -87,6 +87,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="print every stage with its time on stderr (progress bars for long stages)",
     )
     p.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="hide the progress bar of --method auto's search (shown on a terminal)",
+    )
+    p.add_argument(
         "-o",
         "--output",
         required=True,
@@ -128,6 +133,8 @@ def run(args: argparse.Namespace) -> int:
     for text in check_param_values(args.method, params, n, args.k):
         note(text)
     est = make_estimator(args, params)
+    if args.no_progress and "verbose" in est.get_params(deep=False):
+        est.set_params(verbose=0)
     with _verbose(args.verbose):
         fit_estimator(est, X, cons, params)
     labels = np.asarray(est.labels_)

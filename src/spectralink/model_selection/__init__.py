@@ -30,7 +30,7 @@ from ._scores import (
     constraint_accuracy,
     kappa_constraint_score,
 )
-from ._search import ConstraintSearchCV, prefer_reference
+from ._search import ConstraintSearchCV, prefer_reference, race_survivors
 
 __all__ = [
     "MAX_MOVED_FRACTION",
@@ -43,5 +43,6 @@ __all__ = [
     "constraint_folds",
     "kappa_constraint_score",
     "prefer_reference",
+    "race_survivors",
     "relative_sigmas",
 ]

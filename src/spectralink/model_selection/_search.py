@@ -31,13 +31,14 @@ from ..constraints import (
     split_constraints,
 )
 from ..parallel import n_threads
+from ..progress import PROGRESS_DELAY
 from ..spectral import shared_eigenvectors
 from ..utils import NON_NEGATIVE, HasMethods, Int, StrOptions, validate_params
 from ._candidates import _candidate_estimator, _SharedGraphs
 from ._scores import SCORER_NAMES, Scorer, _check_scorers, _check_scoring
 from ._validation import _fit_and_score, _n_samples, _seed_if_unset
 
-__all__ = ["ConstraintSearchCV", "prefer_reference"]
+__all__ = ["ConstraintSearchCV", "prefer_reference", "race_survivors"]
 
 _SEED_MAX = 2**31 - 1
 
@@ -126,6 +127,41 @@ def prefer_reference(
     return int(np.argmax(np.where(beats, means, -np.inf)))
 
 
+def race_survivors(scores: np.ndarray, n_se: float) -> np.ndarray:
+    """Which candidates stay in a race after a round of folds.
+
+    ``scores`` is (candidates, folds), all candidates scored on the same folds. The leader
+    is the candidate with the highest mean; for every candidate c let ``d_f = score(c, f)
+    - score(leader, f)``. Candidate c is *clearly behind* when ``mean(d) < -n_se *
+    std(d) / sqrt(n_folds)`` (sample std; with ``std(d) = 0``, when ``mean(d) < 0``): the
+    paired one-standard-error rule of :func:`prefer_reference`, turned around. A
+    candidate with a ``nan`` score (a failed fit) is behind; with no finite mean, all stay.
+
+    Parameters
+    ----------
+    scores : ndarray of shape (n_candidates, n_folds)
+    n_se : float
+        Margin in standard errors; larger keeps more candidates.
+
+    Returns
+    -------
+    ndarray of bool, shape (n_candidates,)
+        True for the candidates that stay (the leader always does).
+    """
+    scores = np.asarray(scores, dtype=float)
+    means = scores.mean(axis=1)
+    if not np.isfinite(means).any():
+        return np.ones(len(scores), dtype=bool)
+    diff = scores - scores[int(np.nanargmax(means))]
+    n_folds = scores.shape[1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        gap = diff.mean(axis=1)
+        se = diff.std(axis=1, ddof=1) / np.sqrt(n_folds) if n_folds > 1 else 0.0 * gap
+    behind = ~np.isfinite(gap) | ((gap < -n_se * se) & (gap < 0))
+    return ~behind
+
+
 class ConstraintSearchCV(BaseEstimator):
     """Exhaustive parameter search scored by cross-validation over the constraints.
 
@@ -177,6 +213,14 @@ class ConstraintSearchCV(BaseEstimator):
         for a one-standard-error rule against a reference candidate. With several
         scores: the name of the one that ranks the candidates, a callable, or False (no
         ``best_*`` attributes then).
+    race : float or None, default=None
+        Race the candidates over the repeats (with ``n_repeats > 1``): after the first
+        repeat's ``cv`` splits, a candidate whose paired score differences to the leader
+        (the highest mean so far) have a mean more than ``race`` standard errors below 0
+        (:func:`race_survivors`) is not fitted on the later repeats. Its later splits are
+        ``nan``, so its mean is ``nan`` and it is never chosen (``cv_results_["raced_out"]``).
+        The first candidate (the reference of :func:`prefer_reference`) always runs every
+        split. ``None``: every candidate runs every split.
     n_jobs : int or None, default=None
         Fits run in parallel through joblib. Results do not depend on it. The workers
         share the library's thread count (:func:`spectralink.set_config`): each fit runs
@@ -186,7 +230,9 @@ class ConstraintSearchCV(BaseEstimator):
         they are compared on the same random draws) and one for the refit, given to every
         estimator whose ``random_state`` is None.
     verbose : int, default=0
-        Show a tqdm progress bar over the fits when > 0.
+        When > 0, a tqdm progress bar over the fits on stderr, when stderr is a terminal
+        and the search lasts more than :data:`spectralink.progress.PROGRESS_DELAY`
+        seconds; its description gives the number of candidates and folds.
     error_score : "raise" or float, default=np.nan
         Score of a fit that raises. ``"raise"`` re-raises. Some fits failing gives a
         :class:`sklearn.exceptions.FitFailedWarning`; all failing, a ``ValueError``.
@@ -279,6 +325,7 @@ class ConstraintSearchCV(BaseEstimator):
         "split_by": [StrOptions(set(FOLD_BY))],
         "scoring": [StrOptions(set(SCORER_NAMES)), callable, list, tuple, dict],
         "refit": ["boolean", str, callable],
+        "race": [NON_NEGATIVE, None],
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
@@ -295,6 +342,7 @@ class ConstraintSearchCV(BaseEstimator):
         split_by: str = "auto",
         scoring: str | Scorer | list[str] | Mapping[str, str | Scorer] = "balanced",
         refit: bool | str | Callable[[dict], int] = True,
+        race: float | None = None,
         n_jobs: int | None = None,
         random_state: int | np.random.RandomState | None = None,
         verbose: int = 0,
@@ -307,6 +355,7 @@ class ConstraintSearchCV(BaseEstimator):
         self.split_by = split_by
         self.scoring = scoring
         self.refit = refit
+        self.race = race
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
@@ -355,6 +404,7 @@ class ConstraintSearchCV(BaseEstimator):
         splits = [(cons.take(train), cons.take(test)) for train, test in self.folds_]
 
         graphs = _SharedGraphs(X, knn_seed)
+        self._raced_out: list[bool] = []
         all_params: list[dict] = []
         all_out: list[tuple] = []
         feature_estimators: list = []
@@ -366,7 +416,7 @@ class ConstraintSearchCV(BaseEstimator):
             estimators = [_candidate_estimator(self.estimator, p) for p in candidate_params]
             prepared = [graphs.prepare(est) for est in estimators]
             graphs.release_features()
-            all_out.extend(self._fit_splits(prepared, splits, fit_seeds, scorers, eigen_seed))
+            all_out.extend(self._race(prepared, splits, fit_seeds, scorers, eigen_seed))
             all_params.extend(candidate_params)
             feature_estimators.extend(est for _, _, est in prepared)
             return self._results(all_params, all_out, list(scorers))
@@ -453,8 +503,10 @@ class ConstraintSearchCV(BaseEstimator):
         fit_seeds: list[int],
         scorers: dict[str, Scorer],
         eigen_seed: int,
+        bar: Any = None,
     ) -> list[tuple]:
-        """``_fit_and_score`` of every prepared candidate on every split, in that order."""
+        """``_fit_and_score`` of every prepared candidate on every split, in that order;
+        ``bar`` (a tqdm bar or None) advances once per fit."""
         # the workers share the library's threads (each fit gets its part of them)
         per_fit = max(1, n_threads() // effective_n_jobs(self.n_jobs))
         tasks = [
@@ -465,18 +517,87 @@ class ConstraintSearchCV(BaseEstimator):
             for template, data, _ in prepared
             for f, (train, test) in enumerate(splits)
         ]  # fmt: skip
-        out = Parallel(n_jobs=self.n_jobs, return_as="generator")(tasks)
-        if self.verbose:
-            from tqdm.auto import tqdm
+        out = []
+        for result in Parallel(n_jobs=self.n_jobs, return_as="generator")(tasks):
+            out.append(result)
+            if bar is not None:
+                bar.update()
+        return out
 
-            out = tqdm(out, total=len(tasks), desc="ConstraintSearchCV", unit="fit")
-        return list(out)
+    def _progress_bar(self, n_candidates: int, n_splits: int) -> Any:
+        """One tqdm bar over a call's fits when ``verbose`` (None otherwise)."""
+        if not self.verbose:
+            return None
+        from tqdm.auto import tqdm
+
+        # disable=None: no bar when stderr is not a terminal (a log file, a pipe)
+        return tqdm(
+            total=n_candidates * n_splits,
+            desc=f"model search: {n_candidates} candidates x {n_splits} folds",
+            unit="fit",
+            delay=PROGRESS_DELAY,
+            disable=None,
+        )
+
+    def _race(
+        self,
+        prepared: list[tuple],
+        splits: list[tuple[Constraints, Constraints]],
+        fit_seeds: list[int],
+        scorers: dict[str, Scorer],
+        eigen_seed: int,
+    ) -> list[tuple]:
+        """:meth:`_fit_splits`, with the candidates raced over the repeats when ``race``
+        is set: the first repeat for all, the later ones for the survivors only (the
+        others' later splits are ``(nan, nan, None)``, in the same layout)."""
+        n_first = len(splits) // self.n_repeats_
+        bar = self._progress_bar(len(prepared), len(splits))
+        try:
+            if self.race is None or self.n_repeats_ == 1 or len(prepared) < 2:
+                return self._fit_splits(prepared, splits, fit_seeds, scorers, eigen_seed, bar)
+            first = self._fit_splits(
+                prepared, splits[:n_first], fit_seeds[:n_first], scorers, eigen_seed, bar
+            )
+            # the first score ranks (as the refit callables read it)
+            scores = np.array([r[0][0] for r in first], dtype=float).reshape(len(prepared), -1)
+            keep = race_survivors(scores, self.race)
+            keep[0] = True
+            n_rest = len(splits) - n_first
+            if bar is not None:  # the fits set aside are not run: the bar's end comes closer
+                bar.total -= int((~keep).sum()) * n_rest
+                bar.refresh()
+            rest = self._fit_splits(
+                [p for p, k in zip(prepared, keep, strict=True) if k],
+                splits[n_first:], fit_seeds[n_first:], scorers, eigen_seed, bar,
+            )  # fmt: skip
+        finally:
+            if bar is not None:
+                bar.close()
+        skipped = ([np.nan] * len(scorers), np.nan, None)
+        out: list[tuple] = []
+        j = 0
+        for i, kept in enumerate(keep):
+            out.extend(first[i * n_first : (i + 1) * n_first])
+            if kept:
+                out.extend(rest[j * n_rest : (j + 1) * n_rest])
+                j += 1
+            else:
+                out.extend([skipped] * n_rest)
+        self._raced_out.extend(not k for k in keep)
+        return out
 
     def _results(self, params_list: list[dict], out: list[tuple], score_names: list[str]) -> dict:
         n_cand = len(params_list)
         scores = np.array([r[0] for r in out], dtype=float).reshape(n_cand, self.n_splits_, -1)
         times = np.array([r[1] for r in out], dtype=float).reshape(n_cand, self.n_splits_)
-        return self._format_results(params_list, scores, times, score_names)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # raced-out rows: mean of nan
+            results = self._format_results(params_list, scores, times, score_names)
+        if self.race is not None:
+            raced = np.zeros(n_cand, dtype=bool)
+            raced[: len(self._raced_out)] = self._raced_out
+            results["raced_out"] = raced
+        return results
 
     def _select(self, score_names: list[str], first_error: str) -> None:
         """``best_index_``, ``best_params_`` and (one ranking score) ``best_score_``."""
@@ -562,6 +683,6 @@ class ConstraintSearchCV(BaseEstimator):
             # scikit-learn's convention: equal scores share the best rank, nan ranks last
             filled = np.where(np.isnan(mean), -np.inf, mean)
             results[f"rank_test_{name}"] = rankdata(-filled, method="min").astype(np.int32)
-        results["mean_fit_time"] = times.mean(axis=1)
-        results["std_fit_time"] = times.std(axis=1)
+        results["mean_fit_time"] = np.nanmean(times, axis=1)
+        results["std_fit_time"] = np.nanstd(times, axis=1)
         return results
