@@ -421,9 +421,7 @@ class Auto(ConstrainedFitMixin):
         from .methods.ncut import NCut
 
         grid = self.param_grid(X.shape[0])  # validates methods and sigmas up front
-        self.search_ = self.best_index_ = None
-        self.best_params_ = {}
-        self.best_score_ = self.reference_score_ = float("nan")
+        self._no_search()
         if constraints.is_empty:
             self.selection_ = "no constraints"
             chosen = NCut(self.n_clusters, affinity=self.affinity)
@@ -513,14 +511,18 @@ class Auto(ConstrainedFitMixin):
         if hasattr(self, "best_estimator_"):
             chosen = clone(self.best_estimator_)
         else:
-            self.search_ = self.best_index_ = None
-            self.best_params_ = {}
-            self.best_score_ = self.reference_score_ = float("nan")
+            self._no_search()
             self.selection_ = "not searched"
             chosen = _seed(self._fallback_estimator(), self.random_state)
         self._refit(chosen, X, cons)
         self._record_diagnostics(cons)
         return self
+
+    def _no_search(self) -> None:
+        """The search's attributes before (or without) a search."""
+        self.search_ = self.best_index_ = None
+        self.best_params_ = {}
+        self.best_score_ = self.reference_score_ = float("nan")
 
     def _fallback_estimator(self) -> BaseEstimator:
         est = get_method(FALLBACK_METHOD)(n_clusters=self.n_clusters)
