@@ -583,3 +583,25 @@ def test_learn_with_auto_searches_only_at_checkpoints(blobs, monkeypatch):
     assert guides[0].estimator.n_repeats == 1 and auto.n_repeats == "auto"
     assert auto.search_.n_repeats_ == 3
     assert auto.best_method_ in ("ncut", "ccskl")
+
+
+def test_k_left_to_the_selector_and_the_loop():
+    from sklearn.datasets import make_blobs
+
+    from spectralink import Auto
+    from spectralink.active import PairSelector, learn, select_pairs
+
+    X, y = make_blobs(240, centers=4, random_state=0)
+    # no k: the eigengap of the selector's graph, until another is given
+    sel = PairSelector(None, strategy="spectral", random_state=0).fit(X)
+    assert sel.n_clusters_ == 4 and sel.embedding_.shape == (240, 4)
+    assert sel.use_n_clusters(3).embedding_.shape == (240, 3)
+    # select_pairs without k: chosen from the known pairs
+    known = Constraints.from_labels(y, 60, random_state=0)
+    pairs = select_pairs(X, 10, n_clusters=None, constraints=known, random_state=0)
+    assert pairs.shape == (10, 2)
+    # the loop follows the k Auto chooses from the answers
+    auto = Auto(None, methods=["ccskl"], sigmas=None, cv=3, random_state=0, verbose=0)
+    res = learn(auto, X, y, 60, strategy="spectral", random_state=0)
+    assert res.estimator.n_clusters_ == 4 and len(np.unique(res.estimator.labels_)) == 4
+    assert res.estimator.k_scan_ is not None and len(res.constraints) == 60

@@ -340,3 +340,61 @@ def test_kway_cosc_runs_its_search_schedule_inside_the_search_only(monkeypatch):
                  n_repeats=1, random_state=0).fit(X, constraints=c)  # fmt: skip
     assert given.search_.cv_results_["params"][1]["estimator"].n_recursions == 2
     assert given.best_estimator_.n_recursions == 2
+
+
+def test_search_sample_keeps_every_constrained_point():
+    from spectralink.model_selection import search_sample
+
+    c = Constraints([[0, 5], [7, 9]], [[0, 99]], n_samples=100)
+    assert search_sample(100, c, 100) is None  # no larger than the sample: no sampling
+    idx = search_sample(100, c, 30, random_state=0)
+    assert len(idx) == 30 and np.all(np.diff(idx) > 0)
+    assert set(c.constrained_points) <= set(idx)
+    assert np.array_equal(idx, search_sample(100, c, 30, random_state=0))
+    # more constrained points than the sample holds: those alone
+    assert np.array_equal(search_sample(100, c, 3), c.constrained_points)
+    with pytest.raises(ValueError, match="at least 2"):
+        search_sample(100, c, 1)
+
+
+def test_sample_scale_is_r_when_every_point_is_a_query():
+    from spectralink.graph import kneighbors, sigma_from_distances
+    from spectralink.model_selection import sample_scale
+
+    X, _ = make_blobs(200, centers=3, random_state=0)
+    dist, _ = kneighbors(X, 10)
+    assert sample_scale(X, 10) == pytest.approx(sigma_from_distances(dist), rel=1e-9)
+    # from 150 of the 200 points: an estimate of it, seeded
+    est = sample_scale(X, 10, n_queries=150, random_state=0)
+    assert est == sample_scale(X, 10, n_queries=150, random_state=0)
+    assert est == pytest.approx(sigma_from_distances(dist), rel=0.2)
+
+
+def test_search_on_a_sample_then_the_choice_on_all_points(monkeypatch):
+    import spectralink.auto as auto_module
+    from spectralink.model_selection import sample_scale
+
+    X, y = make_blobs(240, centers=3, random_state=0)
+    c = Constraints.from_labels(y, 30, random_state=0)
+    # whatever the scores, choose CCSKL at 0.5r (row 1), to see what the refit fits
+    monkeypatch.setattr(auto_module, "prefer_reference", lambda *a, **k: 1)
+    auto = Auto(3, methods=["ccskl"], sigmas=(0.5, 1.0), cv=3, n_repeats=1, subsample=120,
+                random_state=0).fit(X, constraints=c)  # fmt: skip
+    sample = auto.subsample_
+    assert len(sample) == 120 and set(c.constrained_points) <= set(sample)
+    assert auto.search_.folds_ is not None and auto.labels_.shape == (240,)
+    assert auto.best_params_ == {"sigma": RelativeSigma(0.5)}
+    # 0.5 r of all the points, not of the sample
+    r = sample_scale(X, auto.best_estimator_.n_neighbors, random_state=0)
+    assert auto.best_estimator_.sigma == pytest.approx(0.5 * r)
+    assert "chosen on 120 of the 240 points" in auto.describe()
+    # the default: only above SUBSAMPLE_MIN_SAMPLES points, and not in the exhaustive search
+    big = auto_module.SUBSAMPLE_MIN_SAMPLES + 1
+    assert Auto(3).subsample_size(big) == auto_module.SUBSAMPLE_SIZE
+    assert Auto(3).subsample_size(big - 1) is None
+    assert Auto(3, search="exhaustive").subsample_size(big) is None
+    assert Auto(3, subsample=50, affinity="precomputed").subsample_size(big) is None
+    small = Auto(3, methods=["ccskl"], sigmas=None, cv=3, n_repeats=1, random_state=0)
+    assert small.fit(X, constraints=c).subsample_ is None
+    with pytest.raises(ValueError, match="subsample"):
+        Auto(3, subsample=1).fit(X, constraints=c)

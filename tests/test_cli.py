@@ -132,6 +132,38 @@ def test_cluster_method_auto_prints_its_choice(capsys, tmp_path, iris_files):
     assert "chose      ccsr: too few constraints, no cross-validation" in stdout
 
 
+def test_cluster_k_auto_chooses_k_and_draws_the_scan(capsys, tmp_path, iris_files):
+    d, X, y = iris_files
+    from spectralink import Constraints
+
+    cons = Constraints.from_labels(y, 60, random_state=0)
+    pairs = tmp_path / "pairs60.csv"
+    pairs.write_text(
+        "i,j,kind\n"
+        + "".join(f"{i},{j},ml\n" for i, j in cons.must_link)
+        + "".join(f"{i},{j},cl\n" for i, j in cons.cannot_link)
+    )
+    out, scan_png = tmp_path / "labels.csv", tmp_path / "k.png"
+    code, stdout, err = run(
+        capsys, "cluster", d / "X.npy", "-k", "auto", "--method", "auto", "-c", pairs,
+        "-p", "methods=['ccskl']", "-p", "sigmas=None", "--plot-k", scan_png, "-o", out,
+    )  # fmt: skip
+    assert code == 0, err
+    assert "auto: 150 points, k=3 (chosen)" in stdout
+    assert "chose      k=3 (of 2-10, held-out kappa" in stdout
+    assert scan_png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # k auto is Auto's: another method needs k; and a bad k is one clean line
+    code, _, err = run(capsys, "cluster", d / "X.npy", "-k", "auto", "-o", out)
+    assert_one_line_error(code, err, "-k auto needs --method auto")
+    code, _, err = run(capsys, "cluster", d / "X.npy", "-k", "three", "-o", out)
+    assert code == 2 and "expected a number of clusters or 'auto'" in err
+    code, _, err = run(
+        capsys, "cluster", d / "X.npy", "-k", "3", "--method", "auto", "--plot-k", scan_png,
+        "-o", out,
+    )  # fmt: skip
+    assert_one_line_error(code, err, "--plot-k draws the choice of k")
+
+
 def test_cluster_no_progress_silences_auto_on_a_terminal(capsys, tmp_path, iris_files, monkeypatch):
     import sys
 

@@ -689,3 +689,71 @@ def test_race_fits_the_later_repeats_for_the_survivors_only(blobs):
         np.testing.assert_array_equal(r[key][~out], f[key][~out])
     assert np.isnan(r["mean_test_score"][out]).all()
     assert prefer_reference(r, n_repeats=2) != 2
+
+
+# ------------------------------------------------------------------ k from the pairs
+def _four_blobs(n_pairs, seed=0):
+    from sklearn.datasets import make_blobs
+
+    from spectralink.graph import knn_affinity
+
+    X, y = make_blobs(240, centers=4, random_state=0)
+    return X, y, knn_affinity(X), Constraints.from_labels(y, n_pairs, random_state=seed)
+
+
+def test_scan_n_clusters_finds_separated_blobs_and_reports_every_k():
+    from spectralink.model_selection import scan_n_clusters
+
+    X, y, W, cons = _four_blobs(120)
+    scan = scan_n_clusters(W, cons, (2, 8), random_state=0)
+    assert scan.rule == "pairs" and scan.n_clusters == 4
+    assert list(scan.ks) == list(range(2, 9))
+    # the chosen k is tied with the best, and scores are kappas (at most 1)
+    assert scan.tied[scan.ks == 4][0] and np.all(scan.scores <= 1.0)
+    assert scan.std_errors[np.argmax(scan.scores)] == 0.0
+    assert "k=4 (of 2-8, held-out kappa" in scan.describe()
+    again = scan_n_clusters(W, cons, (2, 8), random_state=0)
+    assert np.array_equal(scan.scores, again.scores)  # seeded
+    # one kind of pair alone cannot tell k: the eigengap decides, and says so
+    ml_only = Constraints(cons.must_link, np.empty((0, 2)), n_samples=len(y))
+    by_gap = scan_n_clusters(W, ml_only, (2, 8), random_state=0)
+    assert by_gap.rule == "eigengap" and np.isnan(by_gap.scores).all()
+    assert by_gap.n_clusters == 2 + int(np.argmax(by_gap.eigengaps))
+
+
+def test_pair_kappa_and_k_ranges():
+    from spectralink.model_selection import check_k_range, default_k_range, pair_kappa
+
+    must = np.array([1, 1, 0, 0], bool)
+    assert pair_kappa(must, must) == 1.0
+    assert pair_kappa(~must, must) == -1.0
+    assert pair_kappa(np.ones(4, bool), must) == 0.0  # a constant partition says nothing
+    assert default_k_range(150) == (2, 10)
+    assert default_k_range(1800) == (2, 30)
+    assert default_k_range(8) == (2, 7)
+    assert check_k_range((3, 5), 100) == (3, 5)
+    for bad in [(1, 5), (5, 3), (2, 100), (2.5, 4), (2, 3, 4)]:
+        with pytest.raises(ValueError, match="n_clusters"):
+            check_k_range(bad, 100)
+
+
+def test_auto_chooses_k_from_the_pairs_or_the_eigengap():
+    from spectralink import Auto
+
+    X, y, _, cons = _four_blobs(120)
+    auto = Auto(None, methods=["ccskl"], sigmas=None, cv=3, n_repeats=1, random_state=0)
+    auto.fit(X, constraints=cons)
+    assert auto.n_clusters_ == 4 == len(np.unique(auto.labels_))
+    assert auto.k_scan_.n_clusters == 4 and set(auto.k_scores_) == set(range(2, 12))
+    assert auto.describe().startswith("k=4 (of 2-11, held-out kappa")
+    # given k: no scan
+    fixed = Auto(4, methods=["ccskl"], sigmas=None, cv=3, n_repeats=1, random_state=0)
+    assert fixed.fit(X, constraints=cons).k_scan_ is None and fixed.n_clusters_ == 4
+    assert np.array_equal(fixed.labels_, auto.labels_)  # the same search at the same k
+    # no constraints: the eigengap alone, said so
+    bare = Auto((2, 6), random_state=0).fit(X)
+    assert bare.k_scan_.rule == "eigengap" and "by the eigengap" in bare.describe()
+    with pytest.raises(ValueError, match="n_clusters range"):
+        Auto((2, 500)).fit(X, constraints=cons)
+    with pytest.raises(ValueError, match="param_grid needs k"):
+        Auto(None).param_grid(100)

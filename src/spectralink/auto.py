@@ -29,17 +29,22 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.exceptions import FitFailedWarning, NotFittedError
 from sklearn.utils import check_random_state
 
-from .constraints import Constraints
+from .constraints import Constraints, as_constraints
 from .exceptions import DegeneratePartitionWarning, ModelSelectionWarning
 from .methods import ConstrainedFitMixin
 from .model_selection import (
     SCORER_NAMES,
     ConstraintSearchCV,
+    RelativeSigma,
     UnfoldableConstraintsError,
+    check_k_range,
+    choose_n_clusters,
     prefer_reference,
     relative_sigmas,
+    sample_scale,
+    search_sample,
 )
-from .registry import METHODS, get_method
+from .registry import get_method, method_name
 from .utils import NON_NEGATIVE, Int, StrOptions
 
 __all__ = ["Auto", "DEFAULT_METHODS", "DEFAULT_SIGMAS", "default_methods", "method_name"]
@@ -69,6 +74,12 @@ SEARCH_SCHEDULES: dict[str, dict[str, Any]] = {"cosc": {"n_recursions": 1}}
 RACE_N_SE = 2.0
 #: The method fitted, at its defaults, when the constraints are too few to cross-validate.
 FALLBACK_METHOD = "ccsr"
+#: ``subsample="auto"``: the points of the search's sample (every constrained point and a
+#: uniform draw of the others) on data of more than :data:`SUBSAMPLE_MIN_SAMPLES` points;
+#: below it a sample was measured no faster and worse at choosing (the constrained points
+#: weigh more in it). Both sized in docs/results/model_selection/auto_cost.md.
+SUBSAMPLE_SIZE = 5000
+SUBSAMPLE_MIN_SAMPLES = 50_000
 
 
 def default_methods(n_samples: int, n_clusters: int, *, precomputed: bool = False) -> list[str]:
@@ -97,26 +108,6 @@ def default_methods(n_samples: int, n_clusters: int, *, precomputed: bool = Fals
             continue
         names.append(name)
     return names
-
-
-def method_name(estimator: BaseEstimator) -> str:
-    """Registry name of an estimator's class (its class name when not registered).
-
-    Parameters
-    ----------
-    estimator : estimator instance
-
-    Returns
-    -------
-    str
-        The :data:`spectralink.registry.METHODS` key of ``type(estimator)``, e.g.
-        ``"ccsr"``; the class name for an unregistered class.
-    """
-    cls = type(estimator)
-    for name, target in METHODS.items():
-        if target.rsplit(":", 1)[1] == cls.__name__ and get_method(name) is cls:
-            return name
-    return cls.__name__
 
 
 def _searches_sigma(estimator) -> bool:
@@ -151,8 +142,14 @@ class Auto(ConstrainedFitMixin):
 
     Parameters
     ----------
-    n_clusters : int, default=2
-        Number of clusters k.
+    n_clusters : int, (int, int) or None, default=2
+        Number of clusters k. ``None`` or a range ``(k_min, k_max)``: k is chosen from the
+        pairs before the method (:func:`~spectralink.model_selection.scan_n_clusters`:
+        CCSKL's pooled held-out kappa over the search's folds at every k of the range,
+        the smallest k within one standard error of the best; on the sample when the
+        search runs on one), in :func:`~spectralink.model_selection.default_k_range`
+        for ``None`` (2 to ``sqrt(n / 2)``, between 10 and 30); without pairs of both
+        kinds, or too few to fold, by the eigengap of the graph's normalized Laplacian.
     methods : sequence of str or estimators, default=None
         The constrained candidates: registry names (built with ``n_clusters`` and their
         defaults, but ``guard=None``: the search's held-out folds and its rule against
@@ -197,6 +194,18 @@ class Auto(ConstrainedFitMixin):
         named k-way COSC runs its cheaper search schedule (:data:`SEARCH_SCHEDULES`; its
         defaults when refitted as the choice). ``"exhaustive"``: every candidate at its
         defaults on every repeat, the search of ``docs/results/model_selection``.
+    subsample : int, "auto" or None, default="auto"
+        On data of more points than this, the search runs on a sample of this many
+        (:func:`~spectralink.model_selection.search_sample`: every point a constraint names,
+        the rest drawn uniformly) and the choice is fitted once on all the points; a
+        bandwidth chosen as a multiple of r is resolved with r of all the points
+        (:func:`~spectralink.model_selection.sample_scale`). ``"auto"``: 5,000
+        (:data:`SUBSAMPLE_SIZE`) on data of more than 50,000 points
+        (:data:`SUBSAMPLE_MIN_SAMPLES`) with ``search="fast"``, else no sampling; ``None``:
+        the search runs on all the points. The candidates
+        are those of the whole data's size (:func:`default_methods`); the repeats of the
+        folds follow the sample's (``n_repeats="auto"``). Never with a precomputed affinity
+        (a sample of a k-NN graph is not the graph of the sample).
     affinity : {"knn", "precomputed"}, default="knn"
         ``"knn"``: ``X`` holds features and every candidate builds its own graph from
         them. ``"precomputed"``: ``X`` is a square affinity matrix given to every
@@ -215,6 +224,14 @@ class Auto(ConstrainedFitMixin):
     Attributes
     ----------
     labels_ : ndarray of shape (n_samples,)
+    n_clusters_ : int
+        The k fitted: ``n_clusters``, or the one chosen.
+    k_scan_ : KScan or None
+        What chose k (:class:`~spectralink.model_selection.KScan`: the score and standard
+        error of every k, the eigengaps, the rule); ``None`` when ``n_clusters`` is an int.
+    k_scores_ : dict of int to float
+        ``{k: score}`` of ``k_scan_`` (the pooled held-out kappa; nan by the eigengap);
+        empty when ``n_clusters`` is an int.
     best_method_ : str
         Registry name of the chosen method.
     best_params_ : dict
@@ -229,6 +246,9 @@ class Auto(ConstrainedFitMixin):
         NCut's mean cross-validated score (``nan`` without a search).
     search_ : ConstraintSearchCV or None
         The search (``cv_results_``, ``folds_``, ...); ``None`` when there was none.
+    subsample_ : ndarray of int or None
+        Indices of the points the search ran on (its folds and results are over these
+        points); ``None`` when it ran on all of them, or there was no search.
     selection_ : {"cross-validation", "no constraints", "too few constraints", \
 "refit failed", "not searched"}
         How the method was chosen: by the search; NCut because no constraints were
@@ -276,7 +296,7 @@ class Auto(ConstrainedFitMixin):
 
     _scale = "a cross-validated search: some 30 candidates, each fitted per fold"
     _parameter_constraints = {
-        "n_clusters": [Int(2)],
+        "n_clusters": [Int(2), tuple, None],
         "methods": [list, tuple, None],
         "sigmas": ["array-like", None],
         "cv": [Int(2)],
@@ -285,6 +305,7 @@ class Auto(ConstrainedFitMixin):
         "scoring": [StrOptions(set(SCORER_NAMES)), callable],
         "n_se": [NON_NEGATIVE],
         "search": [StrOptions({"fast", "exhaustive"})],
+        "subsample": [Int(2), StrOptions({"auto"}), None],
         "affinity": [StrOptions({"knn", "precomputed"})],
         "n_jobs": [numbers.Integral, None],
         "random_state": ["random_state"],
@@ -303,6 +324,7 @@ class Auto(ConstrainedFitMixin):
         scoring: str | Callable = "balanced",
         n_se: float = 1.0,
         search: str = "fast",
+        subsample: int | str | None = "auto",
         affinity: str = "knn",
         n_jobs: int | None = None,
         random_state: int | np.random.RandomState | None = None,
@@ -317,16 +339,17 @@ class Auto(ConstrainedFitMixin):
         self.scoring = scoring
         self.n_se = n_se
         self.search = search
+        self.subsample = subsample
         self.affinity = affinity
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
 
     # ------------------------------------------------------------------ candidates
-    def _candidate_estimators(self, n_samples: int) -> list:
+    def _candidate_estimators(self, n_samples: int, k: int) -> list:
         precomputed = self.affinity == "precomputed"
         specs = (
-            default_methods(n_samples, self.n_clusters, precomputed=precomputed)
+            default_methods(n_samples, k, precomputed=precomputed)
             if self.methods is None
             else self.methods
         )
@@ -338,11 +361,11 @@ class Auto(ConstrainedFitMixin):
         self._scheduled = []
         for spec in specs:
             if isinstance(spec, str):
-                est = get_method(spec)(n_clusters=self.n_clusters)
+                est = get_method(spec)(n_clusters=k)
                 if "guard" in est.get_params(deep=False):
                     # the search's held-out folds and its rule against NCut are the guard
                     est.set_params(guard=None)
-                if self.search == "fast" and spec in SEARCH_SCHEDULES and self.n_clusters > 2:
+                if self.search == "fast" and spec in SEARCH_SCHEDULES and k > 2:
                     est.set_params(**SEARCH_SCHEDULES[spec])
                     self._scheduled.append(est)
             elif hasattr(spec, "get_params") and hasattr(spec, "fit"):
@@ -362,13 +385,12 @@ class Auto(ConstrainedFitMixin):
         return out
 
     def _sigma_factors(self) -> list:
-        if self.sigmas is None:
-            return []
-        factors = list(self.sigmas)
-        return relative_sigmas(factors)  # validates: positive and finite
+        # relative_sigmas validates: positive and finite
+        return [] if self.sigmas is None else relative_sigmas(list(self.sigmas))
 
-    def param_grid(self, n_samples: int) -> list[dict]:
-        """The grid the search runs on data of ``n_samples`` points.
+    def param_grid(self, n_samples: int, n_clusters: int | None = None) -> list[dict]:
+        """The grid the search runs on data of ``n_samples`` points, for ``n_clusters``
+        clusters (default: the ``n_clusters`` parameter, which must then be an int).
 
         NCut (the reference) first, then every constrained candidate (``methods``, or
         :func:`default_methods` for this size), those whose bandwidth is searched with a
@@ -379,6 +401,8 @@ class Auto(ConstrainedFitMixin):
         ----------
         n_samples : int
             Number of points of the data to be fitted.
+        n_clusters : int, default=None
+            k of every candidate; ``None``: the ``n_clusters`` parameter.
 
         Returns
         -------
@@ -388,10 +412,15 @@ class Auto(ConstrainedFitMixin):
         """
         from .methods.ncut import NCut
 
-        reference = NCut(self.n_clusters, affinity=self.affinity)
+        k = self.n_clusters if n_clusters is None else n_clusters
+        if not isinstance(k, numbers.Integral):
+            raise ValueError(
+                f"param_grid needs k: pass n_clusters (Auto's n_clusters is {k!r}, chosen at fit)."
+            )
+        reference = NCut(k, affinity=self.affinity)
         grid: list[dict] = [{"estimator": [reference]}]
         sigmas = self._sigma_factors() if self.affinity != "precomputed" else []
-        for est in self._candidate_estimators(n_samples):
+        for est in self._candidate_estimators(n_samples, k):
             if sigmas and _searches_sigma(est):
                 grid.append({"estimator": [est], "sigma": sigmas})
             else:
@@ -420,19 +449,25 @@ class Auto(ConstrainedFitMixin):
     def _fit(self, X, constraints) -> Auto:
         from .methods.ncut import NCut
 
-        grid = self.param_grid(X.shape[0])  # validates methods and sigmas up front
         self._no_search()
+        self._sigma_factors()  # validates sigmas up front
+        sample = self._search_points(X.shape[0], constraints)
+        X_search, cons_search = (
+            (X, constraints) if sample is None else (X[sample], constraints.subset(sample))
+        )
+        k = self._choose_k(X_search, cons_search, X.shape[0])
+        grid = self.param_grid(X.shape[0], k)  # validates methods up front
         if constraints.is_empty:
             self.selection_ = "no constraints"
-            chosen = NCut(self.n_clusters, affinity=self.affinity)
+            chosen = NCut(k, affinity=self.affinity)
             self._refit(_seed(chosen, self.random_state), X, constraints)
             return self
 
         search = ConstraintSearchCV(
-            NCut(self.n_clusters, affinity=self.affinity),
+            NCut(k, affinity=self.affinity),
             grid,
             cv=self.cv,
-            n_repeats=self.n_repeats_for(X.shape[0]),
+            n_repeats=self.n_repeats_for(X_search.shape[0]),
             split_by=self.split_by,
             scoring=self.scoring,
             refit=False,
@@ -446,7 +481,7 @@ class Auto(ConstrainedFitMixin):
                 # a candidate failing on a fold (COP-KMeans: no feasible assignment) is
                 # scored nan and never chosen; that is part of the selection, not news
                 warnings.simplefilter("ignore", FitFailedWarning)
-                search.fit(X, constraints=constraints)
+                search.fit(X_search, constraints=cons_search)
         except UnfoldableConstraintsError as exc:
             warnings.warn(
                 f"Auto cannot cross-validate these constraints ({exc}); fitted "
@@ -455,16 +490,17 @@ class Auto(ConstrainedFitMixin):
                 stacklevel=3,
             )
             self.selection_ = "too few constraints"
-            self._refit(_seed(self._fallback_estimator(), self.random_state), X, constraints)
+            self._refit(_seed(self._fallback_estimator(k), self.random_state), X, constraints)
             return self
 
         self.search_ = search
+        self.subsample_ = sample
         results = search.cv_results_
         index = prefer_reference(results, reference=0, n_se=self.n_se, n_repeats=search.n_repeats_)
         self.selection_ = "cross-validation"
         self.reference_score_ = float(results["mean_test_score"][0])
         try:
-            self._refit(self._full_schedule(search, index), X, constraints)
+            self._refit(self._choice_for_all(search, index, X), X, constraints)
         except Exception as exc:  # e.g. COP-KMeans: feasible on every fold, not on all
             if index == 0:
                 raise
@@ -492,7 +528,8 @@ class Auto(ConstrainedFitMixin):
         The query loop (:func:`spectralink.active.learn`) calls it between its searches:
         the choice made on the answers known then guides the next questions. Before any
         search it fits :data:`FALLBACK_METHOD` (CCSR) at its defaults, as with too few
-        constraints to cross-validate, and ``selection_`` is ``"not searched"``.
+        constraints to cross-validate (with ``n_clusters=None``, at the eigengap's k), and
+        ``selection_`` is ``"not searched"``.
         ``search_``, ``best_params_`` and the scores stay those of the last search.
 
         Parameters
@@ -513,22 +550,76 @@ class Auto(ConstrainedFitMixin):
         else:
             self._no_search()
             self.selection_ = "not searched"
-            chosen = _seed(self._fallback_estimator(), self.random_state)
+            # k as without pairs (the eigengap, a cheap scan): the search chooses it later
+            none = Constraints(np.empty((0, 2)), np.empty((0, 2)), n_samples=X.shape[0])
+            k = self._choose_k(X, none, X.shape[0])
+            chosen = _seed(self._fallback_estimator(k), self.random_state)
         self._refit(chosen, X, cons)
         self._record_diagnostics(cons)
         return self
 
     def _no_search(self) -> None:
         """The search's attributes before (or without) a search."""
-        self.search_ = self.best_index_ = None
+        self.search_ = self.best_index_ = self.subsample_ = self.k_scan_ = None
         self.best_params_ = {}
         self.best_score_ = self.reference_score_ = float("nan")
 
-    def _fallback_estimator(self) -> BaseEstimator:
-        est = get_method(FALLBACK_METHOD)(n_clusters=self.n_clusters)
+    def _fallback_estimator(self, k: int) -> BaseEstimator:
+        est = get_method(FALLBACK_METHOD)(n_clusters=k)
         if self.affinity == "precomputed":
             est.set_params(affinity="precomputed")
         return est
+
+    def subsample_size(self, n_samples: int) -> int | None:
+        """Points of the search's sample on data of ``n_samples`` points (``subsample`` with
+        ``"auto"`` resolved), or ``None`` when the search runs on all the points."""
+        if self.affinity == "precomputed":
+            return None
+        if self.subsample == "auto":
+            big = self.search == "fast" and n_samples > SUBSAMPLE_MIN_SAMPLES
+            return SUBSAMPLE_SIZE if big else None
+        return self.subsample
+
+    def _constraints_for(self, n_samples: int, constraints: Any) -> Constraints:
+        if isinstance(self.n_clusters, numbers.Integral):
+            return super()._constraints_for(n_samples, constraints)
+        check_k_range(self.n_clusters, n_samples)  # validated before any work
+        return as_constraints(constraints, n_samples)
+
+    def _choose_k(self, X, constraints: Constraints, n_samples: int) -> int:
+        """k: ``n_clusters``, or chosen on ``X`` (the search's points) from the pairs."""
+        self.k_scan_, self.k_scores_ = None, {}
+        if isinstance(self.n_clusters, numbers.Integral):
+            self.n_clusters_ = int(self.n_clusters)
+            return self.n_clusters_
+        lo, hi = check_k_range(self.n_clusters, n_samples)
+        self.k_scan_ = choose_n_clusters(
+            X, constraints, (lo, min(hi, X.shape[0] - 1)),
+            precomputed=self.affinity == "precomputed", cv=self.cv,
+            random_state=self.random_state,
+        )  # fmt: skip
+        self.k_scores_ = self.k_scan_.scores_by_k()
+        self.n_clusters_ = self.k_scan_.n_clusters
+        return self.n_clusters_
+
+    def _search_points(self, n_samples: int, constraints: Constraints) -> np.ndarray | None:
+        size = self.subsample_size(n_samples)
+        if size is None:
+            return None
+        return search_sample(n_samples, constraints, size, self.random_state)
+
+    def _choice_for_all(self, search: ConstraintSearchCV, index: int, X) -> BaseEstimator:
+        """Candidate ``index`` as it is fitted on all the points: at its full schedule, and
+        after a search on a sample with a relative bandwidth resolved with r of all the
+        points (the candidate's own r, exactly, when the multiple is 1)."""
+        est = self._full_schedule(search, index)
+        sigma = search.cv_results_["params"][index].get("sigma")
+        if self.subsample_ is None or not isinstance(sigma, RelativeSigma):
+            return est
+        if sigma.factor == 1.0:
+            return est.set_params(sigma=None)
+        r = sample_scale(X, est.n_neighbors, random_state=self.random_state)
+        return est.set_params(sigma=sigma.resolve(r))
 
     def _full_schedule(self, search: ConstraintSearchCV, index: int) -> BaseEstimator:
         """Candidate ``index`` as the refit fits it: a candidate that ran a cheaper
@@ -560,7 +651,7 @@ class Auto(ConstrainedFitMixin):
         """One line: the chosen method, its parameters and its cross-validated score."""
         if not hasattr(self, "labels_"):
             raise AttributeError("describe() needs a fitted Auto; call fit first.")
-        name = self.best_method_
+        name = self._k_text() + self.best_method_
         if self.best_params_:
             name += f" ({_format_params(self.best_params_)})"
         if self.selection_ != "cross-validation":
@@ -573,9 +664,18 @@ class Auto(ConstrainedFitMixin):
             f"{res['mean_test_score'][i]:.3f} ± {res['std_test_score'][i]:.3f} "
             f"(NCut {res['mean_test_score'][0]:.3f} ± {res['std_test_score'][0]:.3f}; "
             f"{len(res['params'])} candidates{self._raced_text()}, folds by "
-            f"{self.search_.split_by_})"
+            f"{self.search_.split_by_}{self._sample_text()})"
         )
         return text
+
+    def _sample_text(self) -> str:
+        if self.subsample_ is None:
+            return ""
+        return f"; chosen on {len(self.subsample_):,} of the {len(self.labels_):,} points"
+
+    def _k_text(self) -> str:
+        scan = getattr(self, "k_scan_", None)
+        return "" if scan is None else scan.describe() + ", "
 
     def _raced_text(self) -> str:
         raced = self.search_.cv_results_.get("raced_out")

@@ -1,5 +1,6 @@
-"""Curves of a score against the number of constraints, from experiment records, and a
-clustering drawn in two dimensions with its constraints.
+"""Curves of a score against the number of constraints, from experiment records; a
+clustering drawn in two dimensions with its constraints; the score of every k with the k
+chosen.
 
 Figures are drawn on matplotlib's Agg canvas directly (no pyplot, no screen, and the
 user's interactive backend is left alone) and saved as PNG atomically.
@@ -24,7 +25,13 @@ if TYPE_CHECKING:
 
     from .constraints import Constraints
 
-__all__ = ["METRIC_LABELS", "embedding_2d", "plot_clustering", "plot_metric_curves"]
+__all__ = [
+    "METRIC_LABELS",
+    "embedding_2d",
+    "plot_clustering",
+    "plot_k_scan",
+    "plot_metric_curves",
+]
 
 #: Axis labels of the record metrics.
 METRIC_LABELS = {
@@ -301,6 +308,63 @@ def plot_clustering(
     if title:
         ax.set_title(title)
     ax.legend(loc="best", frameon=False, fontsize="small", markerscale=1.5)
+    fig.tight_layout()
+    if path is not None:
+        _save_png(fig, path, dpi)
+    return fig
+
+
+def plot_k_scan(
+    scan: object,
+    path: str | os.PathLike | None = None,
+    *,
+    title: str | None = None,
+    dpi: int = 120,
+) -> Figure:
+    """The score of every k (with one standard error of its difference to the best), the
+    k chosen marked, and the eigengaps below.
+
+    Parameters
+    ----------
+    scan : KScan
+        What :func:`spectralink.model_selection.scan_n_clusters` returns (``Auto``'s
+        ``k_scan_``).
+    path : path, default=None
+        Where to save the PNG (written atomically). ``None`` only returns the figure.
+    title : str, default=None
+    dpi : int, default=120
+
+    Returns
+    -------
+    fig : matplotlib.figure.Figure
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    ks = np.asarray(scan.ks)
+    fig = Figure(figsize=(6.4, 5.2))
+    FigureCanvasAgg(fig)
+    top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=(2, 1))
+    if scan.rule == "pairs":
+        scores, se = np.asarray(scan.scores), np.asarray(scan.std_errors)
+        what = "held-out kappa (bar: 1 s.e. of the difference to the best)"
+        top.errorbar(ks, scores, yerr=se, fmt="o-", color="0.3", ms=4, capsize=2, label=what)
+        tied = np.asarray(scan.tied)
+        top.scatter(ks[tied], scores[tied], s=60, facecolors="none", edgecolors="tab:blue",
+                    label="tied with the best", zorder=3)  # fmt: skip
+        top.set_ylabel("held-out kappa")
+    else:
+        top.text(0.5, 0.5, "no pairs of both kinds: k by the eigengap", ha="center",
+                 va="center", transform=top.transAxes)  # fmt: skip
+    for ax in (top, bottom):
+        ax.axvline(scan.n_clusters, color="tab:red", lw=1.2, ls="--")
+    top.plot([], [], color="tab:red", ls="--", label=f"chosen: k = {scan.n_clusters}")
+    top.legend(loc="best", frameon=False, fontsize="small")
+    bottom.bar(ks, np.asarray(scan.eigengaps), color="0.6")
+    bottom.set_ylabel("eigengap")
+    bottom.set_xlabel("k")
+    if title:
+        top.set_title(title)
     fig.tight_layout()
     if path is not None:
         _save_png(fig, path, dpi)

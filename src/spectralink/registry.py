@@ -10,7 +10,7 @@ from __future__ import annotations
 from importlib import import_module
 from importlib.util import find_spec
 
-__all__ = ["METHODS", "available_methods", "get_method"]
+__all__ = ["METHODS", "available_methods", "get_method", "method_name"]
 
 #: CLI name -> "module:Class", the module's absolute name.
 METHODS: dict[str, str] = {
@@ -55,3 +55,23 @@ def get_method(name: str) -> type:
 def available_methods() -> list[str]:
     """Registered method names whose module is present."""
     return [k for k, v in METHODS.items() if find_spec(v.split(":")[0])]
+
+
+def method_name(estimator: object) -> str:
+    """Registry name of an estimator's class (its class name when not registered).
+
+    Parameters
+    ----------
+    estimator : estimator instance
+
+    Returns
+    -------
+    str
+        The :data:`spectralink.registry.METHODS` key of ``type(estimator)``, e.g.
+        ``"ccsr"``; the class name for an unregistered class.
+    """
+    cls = type(estimator)
+    for name, target in METHODS.items():
+        if target.rsplit(":", 1)[1] == cls.__name__ and get_method(name) is cls:
+            return name
+    return cls.__name__

@@ -20,7 +20,7 @@ from sklearn.base import clone
 
 from ..constraints import Constraints, as_constraints
 from ..exceptions import ContradictoryAnswerWarning
-from ..utils import Int, StrOptions, check_n_clusters, validate_params
+from ..utils import Int, StrOptions, validate_params
 from ._selector import PARTITION_STRATEGIES, PairSelector, resolve_strategy
 
 #: An oracle: (i, j) -> True (same group), False (different groups) or None (skip).
@@ -289,6 +289,7 @@ def query_loop(
     fitted_on = -1
     if uses_partition and n_queries:
         guide.fit(X, constraints=cons)
+        _follow_k(selector, guide)
         fitted_on = len(cons)
     last_fit_at = 0
     while report.n_asked < n_queries:
@@ -317,6 +318,7 @@ def query_loop(
             break
         if uses_partition and report.n_asked - last_fit_at >= step and report.n_asked < n_queries:
             guide.fit(X, constraints=cons)
+            _follow_k(selector, guide)
             fitted_on, last_fit_at = len(cons), report.n_asked
     if fit_at_end and estimator is not None:
         if guide is not estimator or fitted_on != len(cons) or not hasattr(estimator, "labels_"):
@@ -366,6 +368,18 @@ class _SearchCheckpoints:
     @property
     def labels_(self) -> np.ndarray:
         return self.estimator.labels_
+
+    @property
+    def n_clusters_(self) -> int | None:
+        return getattr(self.estimator, "n_clusters_", None)
+
+
+def _follow_k(selector: PairSelector, guide) -> None:
+    """A selector left to choose k (``n_clusters=None``) looks for the k the guiding
+    estimator chose from the answers (``Auto(n_clusters=None)``'s ``n_clusters_``)."""
+    k = getattr(guide, "n_clusters_", None)
+    if selector.n_clusters is None and k is not None:
+        selector.use_n_clusters(k)
 
 
 def _guide(estimator):
@@ -417,6 +431,8 @@ def learn(
     ----------
     estimator : estimator of the library's contract
         Fitted in place (``fit(X, constraints=...)``); ``n_clusters`` is read from it.
+        With ``Auto(n_clusters=None)`` the strategies start from the eigengap's k and
+        then look for the k its searches choose from the answers.
     X : array-like
         Features, or an affinity when the estimator has ``affinity="precomputed"``.
     oracle : callable (i, j) -> bool or None, or array-like of shape (n_samples,)
@@ -458,9 +474,10 @@ def learn(
     if not hasattr(estimator, "fit") or not hasattr(estimator, "get_params"):
         raise TypeError("estimator must be an estimator of the library's contract.")
     k = getattr(estimator, "n_clusters", None)
+    if not (k is None or isinstance(k, numbers.Integral)):
+        k = None  # a range of k (Auto): the selector starts from the eigengap's
     affinity = "precomputed" if getattr(estimator, "affinity", None) == "precomputed" else "knn"
     selector = PairSelector(k, strategy=strat, affinity=affinity, random_state=random_state).fit(X)
-    check_n_clusters(k, selector.n_samples_)
 
     def progress(cons: Constraints, batch: AnswerReport, report: AnswerReport) -> None:
         print(

@@ -18,6 +18,7 @@ from sklearn.utils import check_random_state
 
 from ..constraints import Constraints, as_constraints
 from ..graph import check_affinity, knn_affinity
+from ..model_selection import choose_n_clusters, default_k_range, eigengap_n_clusters
 from ..spectral import kmeans_rows, laplacian_eigenvectors, normalize_rows
 from ..utils import (
     POSITIVE,
@@ -66,8 +67,13 @@ class PairSelector:
 
     Parameters
     ----------
-    n_clusters : int
-        Number of clusters k (the neighbourhood strategies look for k groups).
+    n_clusters : int or None
+        Number of clusters k (the neighbourhood strategies look for k groups). ``None``:
+        k by the eigengap of the selector's graph at ``fit``
+        (:func:`~spectralink.model_selection.eigengap_n_clusters`, in
+        :func:`~spectralink.model_selection.default_k_range`), until
+        :meth:`use_n_clusters` gives another (the query loop passes the k its estimator
+        chose from the answers).
     strategy : str, default="auto"
         One of :data:`STRATEGIES` or ``"auto"`` (:data:`AUTO_STRATEGY`).
     affinity : {"knn", "precomputed"}, default="knn"
@@ -88,6 +94,8 @@ class PairSelector:
     Attributes
     ----------
     n_samples_ : int
+    n_clusters_ : int
+        The k the strategies use.
     strategy_ : str
         The resolved strategy name.
     embedding_ : ndarray of shape (n_samples, n_clusters)
@@ -136,15 +144,32 @@ class PairSelector:
             self._X = np.asarray(check_features(X), dtype=np.float64)
             self._W = None
             n = self._X.shape[0]
-        self.n_clusters_ = check_n_clusters(self.n_clusters, n)
         self.n_samples_ = n
         self._rng = check_random_state(self.random_state)
-        self._F = None
-        self._sq = None
-        self._mind = None
-        self._mind_seen = np.zeros(n, dtype=bool)
         self._forest_key = None
+        if self.n_clusters is None:
+            self.use_n_clusters(self._eigengap_k())
+        else:
+            self.use_n_clusters(check_n_clusters(self.n_clusters, n))
         return self
+
+    def use_n_clusters(self, k: int) -> PairSelector:
+        """Let the strategies look for ``k`` groups from now on (what depends on k, the
+        spectral embedding among them, is recomputed on next use); returns self."""
+        self._check_fitted()
+        k = check_n_clusters(k, self.n_samples_)
+        if getattr(self, "n_clusters_", None) != k:
+            self.n_clusters_ = k
+            self._F = self._sq = self._mind = self._own_labels = None
+            self._mind_seen = np.zeros(self.n_samples_, dtype=bool)
+        return self
+
+    def _eigengap_k(self) -> int:
+        lo, hi = default_k_range(self.n_samples_)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a disconnected graph is still usable here
+            vals, _ = laplacian_eigenvectors(self._graph(), hi + 1, random_state=self._seed())
+        return eigengap_n_clusters(vals, (lo, hi))
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "n_samples_"):
@@ -596,7 +621,7 @@ def _expected_queries(P: np.ndarray, n_new: int = 0) -> np.ndarray:
     {
         "X": ["array-like", "sparse matrix"],
         "n_pairs": [Int(0, None)],
-        "n_clusters": [Int(2, None)],
+        "n_clusters": [Int(2, None), None],
         "strategy": [str],
         "random_state": ["random_state"],
     },
@@ -620,8 +645,11 @@ def select_pairs(
         Features (or an affinity matrix when ``estimator`` has ``affinity="precomputed"``).
     n_pairs : int
         Number of pairs wanted.
-    n_clusters : int
-        Number of clusters k.
+    n_clusters : int or None
+        Number of clusters k. ``None``: the estimator's ``n_clusters_`` when it chose one
+        (``Auto(n_clusters=None)``), else chosen from ``constraints``
+        (:func:`~spectralink.model_selection.choose_n_clusters`: held-out pairs, the
+        eigengap without pairs of both kinds).
     constraints : Constraints, (must_link, cannot_link) or None
         The pairs answered so far.
     estimator : fitted estimator, default=None
@@ -652,6 +680,20 @@ def select_pairs(
         if getattr(estimator, "affinity", None) == "precomputed":
             affinity = "precomputed"
     selector = PairSelector(
-        n_clusters, strategy=strategy, affinity=affinity, random_state=random_state
+        n_clusters or 2, strategy=strategy, affinity=affinity, random_state=random_state
     ).fit(X)
+    if n_clusters is None:
+        selector.use_n_clusters(_k_for(selector, estimator, constraints, random_state))
     return selector.select(n_pairs, constraints, labels)
+
+
+def _k_for(selector: PairSelector, estimator, constraints, random_state) -> int:
+    """k when ``select_pairs`` is not given one: the estimator's choice, else the pairs'."""
+    k = getattr(estimator, "n_clusters_", None)
+    if k is not None:
+        return int(k)
+    cons, pre = as_constraints(constraints, selector.n_samples_), selector._X is None
+    data, k_range = (selector._W if pre else selector._X), default_k_range(selector.n_samples_)
+    return choose_n_clusters(
+        data, cons, k_range, precomputed=pre, random_state=random_state
+    ).n_clusters

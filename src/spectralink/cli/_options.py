@@ -32,19 +32,41 @@ def common_parent() -> argparse.ArgumentParser:
     return common
 
 
-def add_data_argument(p: argparse.ArgumentParser) -> None:
-    """The positional feature file and ``-k`` of ``cluster`` and ``query``."""
+def _k_or_auto(text: str) -> int | None:
+    """``-k``: an int of at least 2, or ``auto`` (None: chosen from the pairs)."""
+    if text.strip().lower() == "auto":
+        return None
+    try:
+        k = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a number of clusters or 'auto', got {text!r}"
+        ) from None
+    if k < 2:
+        raise argparse.ArgumentTypeError(f"needs at least 2 clusters, got {k}")
+    return k
+
+
+def add_data_argument(p: argparse.ArgumentParser, *, k_auto: bool = False) -> None:
+    """The positional feature file and ``-k`` of ``cluster`` and ``query``; with ``k_auto``
+    ``-k auto`` leaves k to ``--method auto``."""
     p.add_argument(
         "data", metavar="DATA", help="features: .csv (optional header), .parquet, .npy or .npz"
     )
     p.add_argument(
         "-k",
         "--n-clusters",
-        type=int,
+        type=_k_or_auto if k_auto else int,
         required=True,
         metavar="K",
         dest="k",
-        help="number of clusters",
+        help="number of clusters"
+        + (
+            "; 'auto' (--method auto, or query without --method): chosen from the pairs, "
+            "in 2 to sqrt(n/2) (10 to 30), by the eigengap without pairs"
+            if k_auto
+            else ""
+        ),
     )
 
 

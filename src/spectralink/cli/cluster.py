@@ -39,7 +39,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="cluster a feature file under pairwise constraints",
         description="Cluster the rows of DATA and write one label per line to OUTPUT.",
     )
-    add_data_argument(p)
+    add_data_argument(p, k_auto=True)
     p.add_argument("-m", "--method", default="ncut", help="method name, or 'auto' (default: ncut)")
     add_table_options(p, ids="written beside the labels (header 'id,label')")
     add_scale_option(p)
@@ -79,6 +79,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="draw the clustering in 2-d (the fitted spectral embedding's first two "
         "nontrivial coordinates, else PCA of DATA), must-links solid, cannot-links dashed",
     )
+    p.add_argument(
+        "--plot-k",
+        metavar="FILE.png",
+        help="with -k auto: draw the score of every k, the k chosen marked, and the eigengaps",
+    )
     p.add_argument("--random-state", type=int, default=0, metavar="S", help="seed (default: 0)")
     p.add_argument(
         "-v",
@@ -113,10 +118,11 @@ def run(args: argparse.Namespace) -> int:
 
     out = Path(args.output)
     check_output_path(out)
-    if args.plot is not None:
-        check_output_path(Path(args.plot))
-        if Path(args.plot).suffix.lower() != ".png":
-            raise ValueError(f"--plot {args.plot}: the figure is written as PNG; name it .png.")
+    for option, path in (("--plot", args.plot), ("--plot-k", args.plot_k)):
+        if path is not None:
+            check_output_path(Path(path))
+            if Path(path).suffix.lower() != ".png":
+                raise ValueError(f"{option} {path}: the figure is written as PNG; name it .png.")
     params = parse_params(args.param, allow_prefix=False).get(None, {})
     check_method_params(args.method, params)
     X, y_npz, ids = read_table_args(args)
@@ -130,7 +136,13 @@ def run(args: argparse.Namespace) -> int:
     if args.labeled:
         cons, given = _labeled_constraints(args.labeled, n, cons)
 
-    for text in check_param_values(args.method, params, n, args.k):
+    if args.k is None and args.method != "auto":
+        raise ValueError(
+            f"-k auto needs --method auto ({args.method!r} needs a number of clusters)."
+        )
+    if args.plot_k is not None and args.k is not None:
+        raise ValueError("--plot-k draws the choice of k: it needs -k auto.")
+    for text in check_param_values(args.method, params, n, args.k or 2):
         note(text)
     est = make_estimator(args, params)
     if args.no_progress and "verbose" in est.get_params(deep=False):
@@ -149,8 +161,10 @@ def run(args: argparse.Namespace) -> int:
             writer.writerows(zip(ids, (int(v) for v in labels), strict=True))
 
     n_found = len(np.unique(labels))
+    k = getattr(est, "n_clusters_", args.k)
     print(
-        f"{args.method}: {n} points, k={args.k} ({n_found} clusters found)"
+        f"{args.method}: {n} points, k={k}{' (chosen)' if args.k is None else ''} "
+        f"({n_found} clusters found)"
         + (
             f", {len(cons)} constraints ({cons.n_must_link} must-link, "
             f"{cons.n_cannot_link} cannot-link)"
@@ -188,9 +202,15 @@ def run(args: argparse.Namespace) -> int:
             cons,
             args.plot,
             axis_labels=axes,
-            title=f"{Path(args.data).name}: {args.method}, k={args.k}",
+            title=f"{Path(args.data).name}: {args.method}, k={k}",
         )
         print(f"plot written to {args.plot} ({axes[0].rsplit(' ', 1)[0]} coordinates)")
+    if args.plot_k is not None:
+        from ..plots import plot_k_scan
+
+        scan = est.k_scan_
+        plot_k_scan(scan, args.plot_k, title=f"{Path(args.data).name}: {scan.describe()}")
+        print(f"plot of the choice of k written to {args.plot_k}")
     return 0
 
 

@@ -36,7 +36,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "most, and write them to OUTPUT with an empty 'kind' column to fill with ml/cl "
         "(or, with --interactive, ask them in the terminal and save the answers).",
     )
-    add_data_argument(p)
+    add_data_argument(p, k_auto=True)
     add_table_options(p, ids="naming the rows in OUTPUT and in --constraints")
     add_scale_option(p)
     p.add_argument(
@@ -113,11 +113,16 @@ def run(args: argparse.Namespace) -> int:
         dup = next(str(v) for t, v in enumerate(ids) if v in ids[:t])
         raise ValueError(f"--id-column: the ID {dup!r} names more than one row.")
     cons = read_answered(args.constraints, n, ids) if args.constraints else None
+    if args.k is None and args.method not in (None, "auto"):
+        raise ValueError(
+            f"-k auto needs --method auto or no method ({args.method!r} needs a number of "
+            "clusters)."
+        )
     est, params = None, {}
     if args.method is not None:
         params = parse_params(args.param, allow_prefix=False).get(None, {})
         check_method_params(args.method, params)
-        for text in check_param_values(args.method, params, n, args.k):
+        for text in check_param_values(args.method, params, n, args.k or 2):
             note(text)
         est = make_estimator(args, params)
     elif args.param:

@@ -282,9 +282,9 @@ class ConstrainedFitMixin(ClusterMixin, BaseEstimator):
         self.n_violated_ = int(cons.violated(self.labels_).sum())
         # a partition the guard chose for ignoring the pairs is not news about them
         check = self._uses_constraints and not getattr(self, "fallback_", False)
-        problems = partition_diagnostics(
-            self.labels_, cons, self.n_clusters, check_violations=check
-        )
+        # the k the fit used: n_clusters, or the k chosen when that is left to the fit
+        k = getattr(self, "n_clusters_", self.n_clusters)
+        problems = partition_diagnostics(self.labels_, cons, k, check_violations=check)
         if problems:
             warnings.warn(
                 f"{type(self).__name__} returned a degenerate partition: "

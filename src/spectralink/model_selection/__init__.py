@@ -10,7 +10,9 @@ another), :func:`balanced_constraint_score`, :func:`kappa_constraint_score` and
 :func:`constraint_accuracy` are the built-in scores, :func:`prefer_reference` is a
 one-standard-error rule that keeps a reference candidate unless another beats it beyond
 the folds' noise, and :func:`relative_sigmas` expresses Gaussian bandwidths as multiples
-of the library's default bandwidth r. :class:`spectralink.Auto` builds on them.
+of the library's default bandwidth r, and :func:`search_sample` and :func:`sample_scale`
+let a search on large data run on a sample of it; :func:`scan_n_clusters` chooses k from
+the pairs. :class:`spectralink.Auto` builds on them.
 
 References
 ----------
@@ -24,6 +26,16 @@ Rand index. Journal of Classification 25(2).
 
 from ..constraints import MAX_MOVED_FRACTION, UnfoldableConstraintsError, constraint_folds
 from ._candidates import RelativeSigma, relative_sigmas
+from ._n_clusters import (
+    K_MAX_CAP,
+    KScan,
+    check_k_range,
+    choose_n_clusters,
+    default_k_range,
+    eigengap_n_clusters,
+    pair_kappa,
+    scan_n_clusters,
+)
 from ._scores import (
     SCORER_NAMES,
     balanced_constraint_score,
@@ -31,18 +43,30 @@ from ._scores import (
     kappa_constraint_score,
 )
 from ._search import ConstraintSearchCV, prefer_reference, race_survivors
+from ._subsample import SCALE_QUERIES, sample_scale, search_sample
 
 __all__ = [
+    "K_MAX_CAP",
+    "KScan",
     "MAX_MOVED_FRACTION",
+    "SCALE_QUERIES",
     "SCORER_NAMES",
     "ConstraintSearchCV",
     "RelativeSigma",
     "UnfoldableConstraintsError",
     "balanced_constraint_score",
     "constraint_accuracy",
+    "check_k_range",
+    "choose_n_clusters",
     "constraint_folds",
+    "default_k_range",
+    "eigengap_n_clusters",
     "kappa_constraint_score",
+    "pair_kappa",
     "prefer_reference",
     "race_survivors",
     "relative_sigmas",
+    "sample_scale",
+    "scan_n_clusters",
+    "search_sample",
 ]
