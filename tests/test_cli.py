@@ -162,6 +162,15 @@ def test_cluster_k_auto_chooses_k_and_draws_the_scan(capsys, tmp_path, iris_file
         "-o", out,
     )  # fmt: skip
     assert_one_line_error(code, err, "--plot-k draws the choice of k")
+    # query without -k: k from the known pairs; a method that needs k says so
+    ask = tmp_path / "ask.csv"
+    code, stdout, err = run(
+        capsys, "query", d / "X.npy", "-c", pairs, "--n-pairs", 5, "-o", ask
+    )  # fmt: skip
+    assert code == 0, err
+    assert len(ask.read_text().strip().splitlines()) == 1 + len(cons) + 5
+    code, _, err = run(capsys, "query", d / "X.npy", "--method", "ccsr", "-o", ask)
+    assert_one_line_error(code, err, "choosing k (-k auto, or no -k) needs --method auto")
 
 
 def test_cluster_no_progress_silences_auto_on_a_terminal(capsys, tmp_path, iris_files, monkeypatch):

@@ -201,11 +201,9 @@ class Auto(ConstrainedFitMixin):
         bandwidth chosen as a multiple of r is resolved with r of all the points
         (:func:`~spectralink.model_selection.sample_scale`). ``"auto"``: 5,000
         (:data:`SUBSAMPLE_SIZE`) on data of more than 50,000 points
-        (:data:`SUBSAMPLE_MIN_SAMPLES`) with ``search="fast"``, else no sampling; ``None``:
-        the search runs on all the points. The candidates
-        are those of the whole data's size (:func:`default_methods`); the repeats of the
-        folds follow the sample's (``n_repeats="auto"``). Never with a precomputed affinity
-        (a sample of a k-NN graph is not the graph of the sample).
+        (:data:`SUBSAMPLE_MIN_SAMPLES`) with ``search="fast"``, else none; ``None``: none.
+        The candidates are those of the whole data's size, the repeats of the folds the
+        sample's. Never with a precomputed affinity (a sample of a graph is not its graph).
     affinity : {"knn", "precomputed"}, default="knn"
         ``"knn"``: ``X`` holds features and every candidate builds its own graph from
         them. ``"precomputed"``: ``X`` is a square affinity matrix given to every
@@ -450,13 +448,16 @@ class Auto(ConstrainedFitMixin):
         from .methods.ncut import NCut
 
         self._no_search()
-        self._sigma_factors()  # validates sigmas up front
-        sample = self._search_points(X.shape[0], constraints)
+        n, given = X.shape[0], self.n_clusters
+        k = given if isinstance(given, numbers.Integral) else check_k_range(given, n)[0]
+        grid = self.param_grid(n, k)  # validates methods and sigmas before any work
+        sample = self._search_points(n, constraints)
         X_search, cons_search = (
             (X, constraints) if sample is None else (X[sample], constraints.subset(sample))
         )
-        k = self._choose_k(X_search, cons_search, X.shape[0])
-        grid = self.param_grid(X.shape[0], k)  # validates methods up front
+        if self._choose_k(X_search, cons_search, n) != k:
+            k = self.n_clusters_
+            grid = self.param_grid(n, k)
         if constraints.is_empty:
             self.selection_ = "no constraints"
             chosen = NCut(k, affinity=self.affinity)
@@ -583,7 +584,7 @@ class Auto(ConstrainedFitMixin):
     def _constraints_for(self, n_samples: int, constraints: Any) -> Constraints:
         if isinstance(self.n_clusters, numbers.Integral):
             return super()._constraints_for(n_samples, constraints)
-        check_k_range(self.n_clusters, n_samples)  # validated before any work
+        check_k_range(self.n_clusters, n_samples)
         return as_constraints(constraints, n_samples)
 
     def _choose_k(self, X, constraints: Constraints, n_samples: int) -> int:
@@ -593,13 +594,12 @@ class Auto(ConstrainedFitMixin):
             self.n_clusters_ = int(self.n_clusters)
             return self.n_clusters_
         lo, hi = check_k_range(self.n_clusters, n_samples)
-        self.k_scan_ = choose_n_clusters(
-            X, constraints, (lo, min(hi, X.shape[0] - 1)),
-            precomputed=self.affinity == "precomputed", cv=self.cv,
-            random_state=self.random_state,
+        pre, seed = self.affinity == "precomputed", self.random_state
+        scan = choose_n_clusters(
+            X, constraints, (lo, min(hi, X.shape[0] - 1)), precomputed=pre, cv=self.cv,
+            random_state=seed,
         )  # fmt: skip
-        self.k_scores_ = self.k_scan_.scores_by_k()
-        self.n_clusters_ = self.k_scan_.n_clusters
+        self.k_scan_, self.k_scores_, self.n_clusters_ = scan, scan.scores_by_k(), scan.n_clusters
         return self.n_clusters_
 
     def _search_points(self, n_samples: int, constraints: Constraints) -> np.ndarray | None:

@@ -47,9 +47,11 @@ def _k_or_auto(text: str) -> int | None:
     return k
 
 
-def add_data_argument(p: argparse.ArgumentParser, *, k_auto: bool = False) -> None:
+def add_data_argument(
+    p: argparse.ArgumentParser, *, k_auto: bool = False, k_optional: bool = False
+) -> None:
     """The positional feature file and ``-k`` of ``cluster`` and ``query``; with ``k_auto``
-    ``-k auto`` leaves k to ``--method auto``."""
+    ``-k auto`` leaves k to ``--method auto``; with ``k_optional`` no ``-k`` means auto."""
     p.add_argument(
         "data", metavar="DATA", help="features: .csv (optional header), .parquet, .npy or .npz"
     )
@@ -57,13 +59,15 @@ def add_data_argument(p: argparse.ArgumentParser, *, k_auto: bool = False) -> No
         "-k",
         "--n-clusters",
         type=_k_or_auto if k_auto else int,
-        required=True,
+        required=not k_optional,
+        default=None,
         metavar="K",
         dest="k",
         help="number of clusters"
         + (
             "; 'auto' (--method auto, or query without --method): chosen from the pairs, "
             "in 2 to sqrt(n/2) (10 to 30), by the eigengap without pairs"
+            + ("; the default" if k_optional else "")
             if k_auto
             else ""
         ),

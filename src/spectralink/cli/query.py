@@ -36,7 +36,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "most, and write them to OUTPUT with an empty 'kind' column to fill with ml/cl "
         "(or, with --interactive, ask them in the terminal and save the answers).",
     )
-    add_data_argument(p, k_auto=True)
+    add_data_argument(p, k_auto=True, k_optional=True)
     add_table_options(p, ids="naming the rows in OUTPUT and in --constraints")
     add_scale_option(p)
     p.add_argument(
@@ -115,8 +115,8 @@ def run(args: argparse.Namespace) -> int:
     cons = read_answered(args.constraints, n, ids) if args.constraints else None
     if args.k is None and args.method not in (None, "auto"):
         raise ValueError(
-            f"-k auto needs --method auto or no method ({args.method!r} needs a number of "
-            "clusters)."
+            f"choosing k (-k auto, or no -k) needs --method auto or no method ({args.method!r} "
+            "needs a number of clusters: give -k)."
         )
     est, params = None, {}
     if args.method is not None:
