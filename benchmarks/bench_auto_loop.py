@@ -9,6 +9,8 @@ the machine::
 
     python -m benchmarks.bench_auto_loop --dataset digits --queries 200 --pairs 400
 
+``--breakdown`` adds each candidate's mean fit time per fold; ``--queries 0`` skips the loop.
+
 Results: ``docs/results/model_selection/auto_cost.md``.
 """
 
@@ -40,6 +42,9 @@ def main() -> None:
     p.add_argument("--queries", type=int, default=200)
     p.add_argument("--pairs", type=int, default=400)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--breakdown", action="store_true", help="print each candidate's mean fit time per fold"
+    )
     args = p.parse_args()
     X, y = load(args.dataset)
     k = len(np.unique(y))
@@ -50,6 +55,20 @@ def main() -> None:
     winner = auto.search_.candidate(auto.best_index_)
     t_win, _ = timed(lambda: winner.fit(X, constraints=cons))
     t_ncut, _ = timed(lambda: NCut(k, random_state=args.seed).fit(X))
+    if args.breakdown:
+        res = auto.search_.cv_results_
+        fits = np.isfinite(
+            np.array([res[f"split{i}_test_score"] for i in range(auto.search_.n_splits_)])
+        )
+        print("\ncandidate | mean fit per fold (s) | folds fitted")
+        for i, params in enumerate(res["params"]):
+            extra = {key: v for key, v in params.items() if key != "estimator"}
+            print(f"{params['estimator']!r} {extra or ''} | {res['mean_fit_time'][i]:.3f} | "
+                  f"{int(fits[:, i].sum())}")  # fmt: skip
+    if args.queries == 0:
+        print(f"Auto {t_auto:.2f} s, chose {auto.describe()}; its choice {t_win:.2f} s "
+              f"({t_auto / t_win:.1f}x); NCut {t_ncut:.2f} s")  # fmt: skip
+        return
     t_loop, res = timed(
         lambda: learn(Auto(k, random_state=args.seed), X, y, args.queries, random_state=args.seed)
     )

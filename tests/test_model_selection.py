@@ -728,6 +728,7 @@ def test_pair_kappa_and_k_ranges():
     assert pair_kappa(must, must) == 1.0
     assert pair_kappa(~must, must) == -1.0
     assert pair_kappa(np.ones(4, bool), must) == 0.0  # a constant partition says nothing
+    assert pair_kappa(np.zeros(0, bool), np.zeros(0, bool)) == 0.0  # no pairs
     assert default_k_range(150) == (2, 10)
     assert default_k_range(1800) == (2, 30)
     assert default_k_range(8) == (2, 7)

@@ -227,11 +227,12 @@ def pair_kappa(together: np.ndarray, must: np.ndarray) -> float:
     partition puts it in one cluster), over pooled pairs; 0 when either is constant."""
     together = np.asarray(together, dtype=bool)
     must = np.asarray(must, dtype=bool)
-    n = len(must)
+    if len(must) == 0:
+        return 0.0
     agree = np.mean(together == must)
     p_t, p_m = together.mean(), must.mean()
     chance = p_t * p_m + (1 - p_t) * (1 - p_m)
-    if n == 0 or chance >= 1.0:
+    if chance >= 1.0:
         return 0.0
     return float((agree - chance) / (1.0 - chance))
 
