@@ -105,7 +105,7 @@ def main() -> None:
                 cons = (
                     Constraints.from_labels(y, count, random_state=draw)
                     if count
-                    else Constraints(np.empty((0, 2)), np.empty((0, 2)), n_samples=n)
+                    else Constraints(n_samples=n)
                 )
                 size = Auto(None).subsample_size(n)
                 sample = None if size is None else search_sample(n, cons, size, draw)

@@ -552,7 +552,7 @@ class Auto(ConstrainedFitMixin):
             self._no_search()
             self.selection_ = "not searched"
             # k as without pairs (the eigengap, a cheap scan): the search chooses it later
-            none = Constraints(np.empty((0, 2)), np.empty((0, 2)), n_samples=X.shape[0])
+            none = Constraints(n_samples=X.shape[0])
             k = self._choose_k(X, none, X.shape[0])
             chosen = _seed(self._fallback_estimator(k), self.random_state)
         self._refit(chosen, X, cons)

@@ -33,7 +33,6 @@ from ._n_clusters import (
     choose_n_clusters,
     default_k_range,
     eigengap_n_clusters,
-    pair_kappa,
     scan_n_clusters,
 )
 from ._scores import (
@@ -41,6 +40,7 @@ from ._scores import (
     balanced_constraint_score,
     constraint_accuracy,
     kappa_constraint_score,
+    pair_kappa,
 )
 from ._search import ConstraintSearchCV, prefer_reference, race_survivors
 from ._subsample import SCALE_QUERIES, sample_scale, search_sample

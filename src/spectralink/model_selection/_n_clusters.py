@@ -38,6 +38,7 @@ from ..constraints import Constraints, UnfoldableConstraintsError, constraint_fo
 from ..graph import knn_affinity
 from ..registry import get_method
 from ..spectral import laplacian_eigenvectors
+from ._scores import pair_kappa
 
 __all__ = [
     "K_MAX_CAP",
@@ -48,7 +49,6 @@ __all__ = [
     "default_k_range",
     "eigengap_n_clusters",
     "eigengaps",
-    "pair_kappa",
     "scan_n_clusters",
 ]
 
@@ -134,7 +134,7 @@ def choose_n_clusters(
     try:
         return scan_n_clusters(W, constraints, k_range, cv=cv, random_state=random_state)
     except UnfoldableConstraintsError:
-        none = Constraints(np.empty((0, 2)), np.empty((0, 2)), n_samples=W.shape[0])
+        none = Constraints(n_samples=W.shape[0])
         return scan_n_clusters(W, none, k_range, cv=cv, random_state=random_state)
 
 
@@ -220,21 +220,6 @@ class KScan:
             f"{self.score_of(self.n_clusters):.3f}, {ties} other k within one standard "
             f"error{how})"
         )
-
-
-def pair_kappa(together: np.ndarray, must: np.ndarray) -> float:
-    """Cohen's kappa between ``must`` (the pair is a must-link) and ``together`` (the
-    partition puts it in one cluster), over pooled pairs; 0 when either is constant."""
-    together = np.asarray(together, dtype=bool)
-    must = np.asarray(must, dtype=bool)
-    if len(must) == 0:
-        return 0.0
-    agree = np.mean(together == must)
-    p_t, p_m = together.mean(), must.mean()
-    chance = p_t * p_m + (1 - p_t) * (1 - p_m)
-    if chance >= 1.0:
-        return 0.0
-    return float((agree - chance) / (1.0 - chance))
 
 
 def _bootstrap_kappas(together: np.ndarray, must: np.ndarray, n_boot: int, rng) -> np.ndarray:

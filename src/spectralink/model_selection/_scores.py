@@ -21,6 +21,7 @@ __all__ = [
     "balanced_constraint_score",
     "constraint_accuracy",
     "kappa_constraint_score",
+    "pair_kappa",
 ]
 
 #: A score: ``(labels, test_constraints) -> float``.
@@ -34,6 +35,21 @@ def _satisfied(labels, constraints: Constraints) -> tuple[np.ndarray, np.ndarray
         raise ValueError("cannot score a partition against no constraints.")
     ok = ~constraints.violated(labels)
     return ok[: constraints.n_must_link], ok[constraints.n_must_link :]
+
+
+def pair_kappa(together: np.ndarray, must: np.ndarray) -> float:
+    """Cohen's kappa between ``must`` (the pair is a must-link) and ``together`` (the
+    partition puts it in one cluster), over pooled pairs; 0 when either is constant."""
+    together = np.asarray(together, dtype=bool)
+    must = np.asarray(must, dtype=bool)
+    if len(must) == 0:
+        return 0.0
+    agree = np.mean(together == must)
+    p_t, p_m = together.mean(), must.mean()
+    chance = p_t * p_m + (1 - p_t) * (1 - p_m)
+    if chance >= 1.0:
+        return 0.0
+    return float((agree - chance) / (1.0 - chance))
 
 
 @validate_params(_SCORE_PARAMS, prefer_skip_nested_validation=True)
@@ -89,14 +105,9 @@ def kappa_constraint_score(labels: Any, constraints: Constraints) -> float:
     ml, cl = _satisfied(labels, constraints)
     if not (len(ml) and len(cl)):
         return float(np.concatenate([ml, cl]).mean())
-    n = len(ml) + len(cl)
-    # must-links together, cannot-links together, cannot-links apart
-    ml_in, cl_in, cl_out = int(ml.sum()), int(len(cl) - cl.sum()), int(cl.sum())
-    p_o = (ml_in + cl_out) / n
-    together = (ml_in + cl_in) / n
-    # chance agreement; below 1 as both kinds are present
-    p_e = len(ml) / n * together + len(cl) / n * (1.0 - together)
-    return float((p_o - p_e) / (1.0 - p_e))
+    # a must-link is together when satisfied, a cannot-link when violated
+    together = np.concatenate([ml, ~cl])
+    return pair_kappa(together, np.arange(len(together)) < len(ml))
 
 
 @validate_params(_SCORE_PARAMS, prefer_skip_nested_validation=True)
