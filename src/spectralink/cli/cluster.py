@@ -209,7 +209,7 @@ def run(args: argparse.Namespace) -> int:
         from ..plots import plot_k_scan
 
         scan = est.k_scan_
-        plot_k_scan(scan, args.plot_k, title=f"{Path(args.data).name}: {scan.describe()}")
+        plot_k_scan(scan, args.plot_k, title=f"{Path(args.data).name}: k = {scan.n_clusters}")
         print(f"plot of the choice of k written to {args.plot_k}")
     return 0
 

@@ -290,7 +290,8 @@ def scan_n_clusters(
     rng = check_random_state(random_state)
     seed = int(rng.randint(2**31 - 1))
     m = min(max(hi + 1, n_components), n)
-    vals, V = laplacian_eigenvectors(W, m, random_state=seed, n_clusters=hi)
+    # connectivity is the fitted method's to report, at the k it is given
+    vals, V = laplacian_eigenvectors(W, m, random_state=seed, check_connected=False)
     ks = np.arange(lo, hi + 1)
     gaps = eigengaps(vals, (lo, hi))
     if constraints.n_must_link == 0 or constraints.n_cannot_link == 0:
