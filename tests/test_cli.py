@@ -156,7 +156,7 @@ def test_cluster_k_auto_chooses_k_and_draws_the_scan(capsys, tmp_path, iris_file
     code, _, err = run(capsys, "cluster", d / "X.npy", "-k", "auto", "-o", out)
     assert_one_line_error(code, err, "-k auto needs --method auto")
     code, _, err = run(capsys, "cluster", d / "X.npy", "-k", "three", "-o", out)
-    assert code == 2 and "expected a number of clusters or 'auto'" in err
+    assert code == 2 and "give a number of clusters, or 'auto'" in err
     code, _, err = run(
         capsys, "cluster", d / "X.npy", "-k", "3", "--method", "auto", "--plot-k", scan_png,
         "-o", out,

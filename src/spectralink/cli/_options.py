@@ -33,18 +33,16 @@ def common_parent() -> argparse.ArgumentParser:
 
 
 def _k_or_auto(text: str) -> int | None:
-    """``-k``: an int of at least 2, or ``auto`` (None: chosen from the pairs)."""
+    """``-k``: an int (the estimator checks its range), or ``auto`` (None: chosen from the
+    pairs)."""
     if text.strip().lower() == "auto":
         return None
     try:
-        k = int(text)
+        return int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(
-            f"expected a number of clusters or 'auto', got {text!r}"
+            f"invalid int value: {text!r} (give a number of clusters, or 'auto')"
         ) from None
-    if k < 2:
-        raise argparse.ArgumentTypeError(f"needs at least 2 clusters, got {k}")
-    return k
 
 
 def add_data_argument(
