@@ -554,17 +554,17 @@ def test_learn_with_auto_searches_only_at_checkpoints(blobs, monkeypatch):
     # 120 answers in batches of 10: the loop's Auto searches at 50 and 100 kept answers
     # (not at every batch), refits its choice in between, and the final fit is a search
     from spectralink import Auto
-    from spectralink.active import _loop
+    from spectralink.active import _guide
 
     X, y = blobs
     guides = []
-    real = _loop._SearchCheckpoints
+    real = _guide._SearchCheckpoints
 
     def spy(auto):
         guides.append(real(auto))
         return guides[-1]
 
-    monkeypatch.setattr(_loop, "_SearchCheckpoints", spy)
+    monkeypatch.setattr(_guide, "_SearchCheckpoints", spy)
     searched = []
     real_fit = Auto.fit
 

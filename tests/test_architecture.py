@@ -22,6 +22,7 @@ MAX_LINES = 700
 #: ``__init__`` re-exports and is not a floor.
 FLOORS: list[set[str]] = [
     {"cli", "__main__"},
+    {"label"},
     {"auto"},
     {"active"},
     {"model_selection"},

@@ -11,6 +11,7 @@ __all__ = [
     "ContradictoryAnswerWarning",
     "DegeneratePartitionWarning",
     "DisconnectedGraphWarning",
+    "MissingExtraError",
     "ModelSelectionWarning",
 ]
 
@@ -54,3 +55,8 @@ class ContradictoryAnswerWarning(UserWarning):
     :func:`spectralink.active.learn`) keeps the earlier, consistent answers, drops the
     contradicting one, records it and warns with this class.
     """
+
+
+class MissingExtraError(ImportError):
+    """A feature needs an optional extra that is not installed; the message says which
+    (``pip install "spectralink[label]"``)."""

@@ -13,6 +13,8 @@ contract (``fit(X, constraints=...)`` then ``labels_``); it never looks inside a
 * :func:`query_loop` is the loop: choose a batch, ask the oracle, add the answers, refit
   (``_loop.py``). :func:`learn` runs it with an oracle and returns a :class:`LearnResult`;
   the command line's ``query --interactive`` runs it with a person at a terminal.
+* :class:`QuerySession` is that loop advanced one answer at a time, with undo, for a
+  person who answers when they like (``spectralink label``'s page) (``_session.py``).
 * :func:`add_answers` adds answers to known constraints under the contradiction policy.
 * :func:`implied_pairs` says which pairs the transitive closure of constraints decides
   (``_closure.py``).
@@ -69,18 +71,10 @@ semi-supervised clustering. IEEE Transactions on Knowledge and Data Engineering,
 
 from __future__ import annotations
 
+from ._answers import AnswerReport, add_answers
 from ._closure import implied_pairs
-from ._loop import (
-    SEARCH_GROWTH,
-    SEARCH_MIN_PAIRS,
-    AnswerReport,
-    LearnResult,
-    Oracle,
-    StopAsking,
-    add_answers,
-    learn,
-    query_loop,
-)
+from ._guide import SEARCH_GROWTH, SEARCH_MIN_PAIRS
+from ._loop import LearnResult, Oracle, StopAsking, learn, query_loop
 from ._selector import (
     AUTO_STRATEGY,
     PARTITION_STRATEGIES,
@@ -89,6 +83,7 @@ from ._selector import (
     resolve_strategy,
     select_pairs,
 )
+from ._session import UNDO_BATCHES, QuerySession
 
 __all__ = [
     "AUTO_STRATEGY",
@@ -100,7 +95,9 @@ __all__ = [
     "LearnResult",
     "Oracle",
     "PairSelector",
+    "QuerySession",
     "StopAsking",
+    "UNDO_BATCHES",
     "add_answers",
     "implied_pairs",
     "learn",

@@ -10,18 +10,18 @@ from __future__ import annotations
 
 import numbers
 import warnings
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
-from sklearn.base import clone
 
-from ..constraints import Constraints, as_constraints
+from ..constraints import Constraints
 from ..exceptions import ContradictoryAnswerWarning
 from ..utils import Int, StrOptions, validate_params
-from ._selector import PARTITION_STRATEGIES, PairSelector, resolve_strategy
+from ._answers import AnswerReport
+from ._selector import PairSelector, resolve_strategy
+from ._session import QuerySession
 
 #: An oracle: (i, j) -> True (same group), False (different groups) or None (skip).
 Oracle = Callable[[int, int], "bool | None"]
@@ -38,49 +38,6 @@ class StopAsking(Exception):
         self.reason = reason
 
 
-@dataclass
-class AnswerReport:
-    """What happened to the answers given to a query loop or to :func:`add_answers`.
-
-    Attributes
-    ----------
-    asked : list of (i, j)
-        Every pair put to the oracle, in order.
-    answers : list of bool or None
-        The answers (True: same group, False: different groups, None: skipped).
-    dropped : list of dict
-        Answers dropped by the contradiction policy: ``pair``, ``answer`` and ``reason``.
-    stopped : str
-        Why a query loop ended: ``"done"`` (budget spent), ``"exhausted"`` (every pair
-        decided) or the reason of the oracle's :class:`StopAsking` (the terminal session:
-        ``"quit"``, ``"eof"``); empty for :func:`add_answers`.
-    """
-
-    asked: list = field(default_factory=list)
-    answers: list = field(default_factory=list)
-    dropped: list = field(default_factory=list)
-    stopped: str = ""
-
-    @property
-    def n_asked(self) -> int:
-        return len(self.asked)
-
-    @property
-    def n_skipped(self) -> int:
-        return sum(a is None for a in self.answers)
-
-    @property
-    def n_kept(self) -> int:
-        """Answers kept: asked, neither skipped nor dropped."""
-        return self.n_asked - self.n_skipped - len(self.dropped)
-
-    def extend(self, other: AnswerReport) -> None:
-        """Append the pairs, answers and dropped answers of ``other``."""
-        self.asked += other.asked
-        self.answers += other.answers
-        self.dropped += other.dropped
-
-
 class LearnResult(NamedTuple):
     """What :func:`learn` returns: ``estimator, constraints, report = learn(...)``."""
 
@@ -90,120 +47,6 @@ class LearnResult(NamedTuple):
     constraints: Constraints
     #: The pairs asked, the answers, the dropped answers and why the loop stopped.
     report: AnswerReport
-
-
-def add_answers(
-    constraints: Constraints,
-    pairs: ArrayLike,
-    answers: Sequence[bool | None],
-    *,
-    warn: bool = True,
-) -> tuple[Constraints, AnswerReport]:
-    """Add answered pairs to known constraints under the contradiction policy.
-
-    Policy: answers are taken in order; an answer is **kept** unless it contradicts the
-    transitive closure of the constraints kept so far (the known ones, then the earlier
-    kept answers): "same group" for two points whose must-link components are
-    cannot-linked, or "different groups" for two points of one must-link component. A
-    contradicting answer is **dropped** (the earlier, consistent set wins), recorded in the
-    report and, with ``warn=True``, reported by one
-    :class:`~spectralink.exceptions.ContradictoryAnswerWarning`. An answer the closure
-    already implies is kept (it is consistent). ``None`` (skipped) adds nothing.
-
-    Parameters
-    ----------
-    constraints : Constraints
-        The known constraints (consistent, as every :class:`Constraints` is).
-    pairs : array-like of shape (m, 2)
-    answers : sequence of bool or None, length m
-        True: same group (must-link); False: different groups (cannot-link).
-    warn : bool, default=True
-
-    Returns
-    -------
-    constraints : Constraints
-        The known constraints plus the kept answers (weights of the known pairs kept,
-        weight 1 for the new ones; a known pair answered again keeps the larger).
-    report : AnswerReport
-    """
-    n = constraints.n_samples
-    pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
-    if len(answers) != len(pairs):
-        raise ValueError(f"{len(pairs)} pairs but {len(answers)} answers.")
-    if len(pairs) and (pairs.min() < 0 or pairs.max() >= n):
-        raise ValueError(f"pair indices must be in [0, {n}).")
-    parent = np.arange(n)
-
-    def find(a):
-        root = a
-        while parent[root] != root:
-            root = parent[root]
-        while parent[a] != root:
-            parent[a], a = root, parent[a]
-        return root
-
-    for a, b in constraints.must_link.tolist():
-        ra, rb = find(a), find(b)
-        if ra != rb:
-            parent[rb] = ra
-    cl_adj: dict[int, set] = {}
-    for a, b in constraints.cannot_link.tolist():
-        ra, rb = find(a), find(b)
-        cl_adj.setdefault(ra, set()).add(rb)
-        cl_adj.setdefault(rb, set()).add(ra)
-
-    report = AnswerReport()
-    new_ml, new_cl = [], []
-    for (i, j), ans in zip(pairs.tolist(), answers, strict=True):
-        report.asked.append((i, j))
-        ans = None if ans is None else bool(ans)
-        report.answers.append(ans)
-        if ans is None:
-            continue
-        if i == j:
-            report.dropped.append({"pair": (i, j), "answer": ans, "reason": "a point with itself"})
-            continue
-        ri, rj = find(i), find(j)
-        if ans and rj in cl_adj.get(ri, ()):
-            report.dropped.append(
-                {
-                    "pair": (i, j),
-                    "answer": ans,
-                    "reason": "same group, but earlier answers put the two in different groups",
-                }
-            )
-            continue
-        if not ans and ri == rj:
-            report.dropped.append(
-                {
-                    "pair": (i, j),
-                    "answer": ans,
-                    "reason": "different groups, but earlier answers put the two in one group",
-                }
-            )
-            continue
-        if ans:
-            new_ml.append((i, j))
-            if ri != rj:
-                parent[rj] = ri
-                moved = cl_adj.pop(rj, set())
-                for s in moved:
-                    cl_adj[s].discard(rj)
-                    cl_adj[s].add(ri)
-                cl_adj.setdefault(ri, set()).update(moved)
-        else:
-            new_cl.append((i, j))
-            cl_adj.setdefault(ri, set()).add(rj)
-            cl_adj.setdefault(rj, set()).add(ri)
-    if report.dropped and warn:
-        first = report.dropped[0]
-        warnings.warn(
-            f"{len(report.dropped)} answer(s) contradicted earlier answers and were dropped "
-            f"(first: pair {first['pair']}: {first['reason']}); the earlier answers are kept.",
-            ContradictoryAnswerWarning,
-            stacklevel=2,
-        )
-    return constraints | Constraints(new_ml, new_cl, n_samples=n), report
 
 
 @validate_params(
@@ -278,122 +121,31 @@ def query_loop(
     report : AnswerReport
         Every pair asked, the answers, the dropped answers and ``stopped``.
     """
-    n = selector.n_samples_
-    ask = _as_oracle(oracle, n)
-    cons = as_constraints(constraints, n)
-    uses_partition = estimator is not None and selector.strategy_ in PARTITION_STRATEGIES
-    step = batch_size if refit_every == "auto" else refit_every
-    report = AnswerReport(stopped="done")
-    skipped: list[tuple[int, int]] = []
-    guide = _guide(estimator) if uses_partition else estimator
-    fitted_on = -1
-    if uses_partition and n_queries:
-        guide.fit(X, constraints=cons)
-        _follow_k(selector, guide)
-        fitted_on = len(cons)
-    last_fit_at = 0
-    while report.n_asked < n_queries:
-        b = min(batch_size, n_queries - report.n_asked)
-        labels = guide.labels_ if uses_partition else None
-        pairs = selector.select(b, cons, labels, exclude=skipped)
-        if len(pairs) == 0:
-            report.stopped = "exhausted"
+    ask = _as_oracle(oracle, selector.n_samples_)
+    session = QuerySession(
+        selector,
+        X,
+        n_queries,
+        constraints=constraints,
+        estimator=estimator,
+        batch_size=batch_size,
+        refit_every=refit_every,
+        on_answers=on_answers,
+        undo_batches=0,
+    )
+    while (pair := session.pending()) is not None:
+        try:
+            answer = _check_answer(ask(*pair), *pair)
+        except StopAsking as exc:
+            session.stop(exc.reason)
             break
-        answers: list[bool | None] = []
-        stop = None
-        for i, j in pairs.tolist():
-            try:
-                answers.append(_check_answer(ask(i, j), i, j))
-            except StopAsking as exc:
-                stop = exc.reason
-                break
-        pairs = pairs[: len(answers)]
-        cons, batch = add_answers(cons, pairs, answers, warn=False)
-        report.extend(batch)
-        skipped += [tuple(p) for p, a in zip(pairs.tolist(), answers, strict=True) if a is None]
-        if on_answers is not None:
-            on_answers(cons, batch, report)
-        if stop is not None:
-            report.stopped = stop
-            break
-        if uses_partition and report.n_asked - last_fit_at >= step and report.n_asked < n_queries:
-            guide.fit(X, constraints=cons)
-            _follow_k(selector, guide)
-            fitted_on, last_fit_at = len(cons), report.n_asked
+        session.answer(answer)
+    cons, report = session.constraints, session.report
     if fit_at_end and estimator is not None:
-        if guide is not estimator or fitted_on != len(cons) or not hasattr(estimator, "labels_"):
+        last_fit_saw_all = session.guide is estimator and session.fitted_on == len(cons)
+        if not last_fit_saw_all or not hasattr(estimator, "labels_"):
             estimator.fit(X, constraints=cons)
     return cons, report
-
-
-#: A searching estimator (:class:`~spectralink.Auto`) inside the loop searches again once the
-#: kept answers have grown by this factor since its last search, and refits only its choice
-#: in between: a loop of n answers then runs about log2(n / SEARCH_MIN_PAIRS) searches
-SEARCH_GROWTH = 2.0
-#: ... and not before this many answers: with fewer, each of the search's 5 folds holds
-#: fewer than 10 pairs and the choice is mostly noise (until then the estimator's
-#: ``refit_choice`` fits what it uses without a search)
-SEARCH_MIN_PAIRS = 50
-
-
-class _SearchCheckpoints:
-    """A searching estimator guiding the loop: its search at checkpoints, its choice
-    refitted in between.
-
-    ``fit`` runs the estimator's own ``fit`` (the search, with one repeat of the folds when
-    the estimator has ``n_repeats``) when the kept answers reach :data:`SEARCH_MIN_PAIRS`
-    and then each time they have grown by :data:`SEARCH_GROWTH` since the last search;
-    otherwise its ``refit_choice``. ``searches`` counts the searches.
-    """
-
-    def __init__(self, estimator) -> None:
-        self.estimator = clone(estimator)
-        if self.estimator.get_params(deep=False).get("n_repeats") is not None:
-            # its choice only guides the next questions: one repeat of the folds (a third
-            # of the fits), the fit at the end searches as the estimator says
-            self.estimator.set_params(n_repeats=1)
-        self.searched_on = 0
-        self.searches = 0
-
-    def fit(self, X, constraints: Constraints):
-        n = len(constraints)
-        if n >= max(SEARCH_MIN_PAIRS, SEARCH_GROWTH * self.searched_on):
-            self.estimator.fit(X, constraints=constraints)
-            self.searched_on = n
-            self.searches += 1
-        else:
-            self.estimator.refit_choice(X, constraints=constraints)
-        return self
-
-    @property
-    def labels_(self) -> np.ndarray:
-        return self.estimator.labels_
-
-    @property
-    def n_clusters_(self) -> int | None:
-        return getattr(self.estimator, "n_clusters_", None)
-
-
-def _follow_k(selector: PairSelector, guide) -> None:
-    """A selector left to choose k (``n_clusters=None``) looks for the k the guiding
-    estimator chose from the answers (``Auto(n_clusters=None)``'s ``n_clusters_``)."""
-    k = getattr(guide, "n_clusters_", None)
-    if selector.n_clusters is None and k is not None:
-        selector.use_n_clusters(k)
-
-
-def _guide(estimator):
-    """The estimator whose partition guides the strategies during the loop: ``estimator``
-    itself, a copy without its held-out guard (whose refits would multiply the loop's
-    cost; the partition only chooses the next pairs, and the final fit keeps the guard),
-    or, for an estimator that searches among methods and offers ``refit_choice``
-    (:class:`~spectralink.Auto`), its search at checkpoints (:class:`_SearchCheckpoints`)."""
-    if callable(getattr(estimator, "refit_choice", None)):
-        return _SearchCheckpoints(estimator)
-    params = estimator.get_params(deep=False)
-    if params.get("guard") is None:
-        return estimator
-    return clone(estimator).set_params(guard=None)
 
 
 @validate_params(

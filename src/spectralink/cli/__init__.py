@@ -3,6 +3,7 @@
 ``spectralink cluster DATA -k K --method NAME``  cluster a .csv/.npy/.npz feature file
 ``spectralink compare``                          the papers' protocol on a dataset or labelled file
 ``spectralink query DATA -k K -o ASK.csv``       the next pairs to ask a person
+``spectralink label DATA -k K -o ANSWERS.csv``   answer pairs in the browser
 ``spectralink methods [NAME]``                   the methods' capabilities, or NAME's parameters
 ``spectralink datasets``                         the dataset names and where files are read
 
@@ -24,13 +25,14 @@ import sys
 import warnings
 
 from .. import __version__
+from ..exceptions import MissingExtraError
 from ..io import encode_labels, read_labels, read_matrix
-from . import cluster, compare, datasets, methods, query
+from . import cluster, compare, datasets, label, methods, query
 
 __all__ = ["build_parser", "encode_labels", "main", "read_labels", "read_matrix"]
 
 #: The commands, in the order ``--help`` lists them.
-_COMMANDS = (cluster, compare, query, methods, datasets)
+_COMMANDS = (cluster, compare, query, label, methods, datasets)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -88,7 +90,8 @@ def main(argv: list[str] | None = None) -> int:
         return int(exc.code or 0) if not isinstance(exc.code, str) else 2
     if args.command is None:
         print(
-            "spectralink: error: choose a command: cluster, compare, query, methods or datasets "
+            "spectralink: error: choose a command: cluster, compare, query, label, methods or "
+            "datasets "
             "(see 'spectralink --help')",
             file=sys.stderr,
         )
@@ -110,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())
         return 141  # 128 + SIGPIPE, what a shell reports for a writer cut off by a pipe
-    except (ValueError, TypeError, OSError, OverflowError) as exc:
+    except (ValueError, TypeError, OSError, OverflowError, MissingExtraError) as exc:
         if debug:
             raise
         print(f"spectralink: error: {_one_line(exc)}", file=sys.stderr)

@@ -1,0 +1,78 @@
+"""The estimator whose partition guides the strategies while the query loop runs."""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import clone
+
+from ..constraints import Constraints
+from ._selector import PairSelector
+
+#: A searching estimator (:class:`~spectralink.Auto`) inside the loop searches again once the
+#: kept answers have grown by this factor since its last search, and refits only its choice
+#: in between: a loop of n answers then runs about log2(n / SEARCH_MIN_PAIRS) searches
+SEARCH_GROWTH = 2.0
+#: ... and not before this many answers: with fewer, each of the search's 5 folds holds
+#: fewer than 10 pairs and the choice is mostly noise (until then the estimator's
+#: ``refit_choice`` fits what it uses without a search)
+SEARCH_MIN_PAIRS = 50
+
+
+class _SearchCheckpoints:
+    """A searching estimator guiding the loop: its search at checkpoints, its choice
+    refitted in between.
+
+    ``fit`` runs the estimator's own ``fit`` (the search, with one repeat of the folds when
+    the estimator has ``n_repeats``) when the kept answers reach :data:`SEARCH_MIN_PAIRS`
+    and then each time they have grown by :data:`SEARCH_GROWTH` since the last search;
+    otherwise its ``refit_choice``. ``searches`` counts the searches.
+    """
+
+    def __init__(self, estimator) -> None:
+        self.estimator = clone(estimator)
+        if self.estimator.get_params(deep=False).get("n_repeats") is not None:
+            # its choice only guides the next questions: one repeat of the folds (a third
+            # of the fits), the fit at the end searches as the estimator says
+            self.estimator.set_params(n_repeats=1)
+        self.searched_on = 0
+        self.searches = 0
+
+    def fit(self, X, constraints: Constraints):
+        n = len(constraints)
+        if n >= max(SEARCH_MIN_PAIRS, SEARCH_GROWTH * self.searched_on):
+            self.estimator.fit(X, constraints=constraints)
+            self.searched_on = n
+            self.searches += 1
+        else:
+            self.estimator.refit_choice(X, constraints=constraints)
+        return self
+
+    @property
+    def labels_(self) -> np.ndarray:
+        return self.estimator.labels_
+
+    @property
+    def n_clusters_(self) -> int | None:
+        return getattr(self.estimator, "n_clusters_", None)
+
+
+def follow_k(selector: PairSelector, guide) -> None:
+    """A selector left to choose k (``n_clusters=None``) looks for the k the guiding
+    estimator chose from the answers (``Auto(n_clusters=None)``'s ``n_clusters_``)."""
+    k = getattr(guide, "n_clusters_", None)
+    if selector.n_clusters is None and k is not None:
+        selector.use_n_clusters(k)
+
+
+def guide_for(estimator):
+    """The estimator whose partition guides the strategies during the loop: ``estimator``
+    itself, a copy without its held-out guard (whose refits would multiply the loop's
+    cost; the partition only chooses the next pairs, and the final fit keeps the guard),
+    or, for an estimator that searches among methods and offers ``refit_choice``
+    (:class:`~spectralink.Auto`), its search at checkpoints (:class:`_SearchCheckpoints`)."""
+    if callable(getattr(estimator, "refit_choice", None)):
+        return _SearchCheckpoints(estimator)
+    params = estimator.get_params(deep=False)
+    if params.get("guard") is None:
+        return estimator
+    return clone(estimator).set_params(guard=None)

@@ -1,0 +1,204 @@
+"""``spectralink label``: answer pairs in the browser, every answer saved at once."""
+
+from __future__ import annotations
+
+import argparse
+import threading
+from pathlib import Path
+
+from ._options import (
+    add_data_argument,
+    add_scale_option,
+    add_table_options,
+    check_method_params,
+    check_output_path,
+    check_param_values,
+    common_parent,
+    make_estimator,
+    note,
+    parse_params,
+    read_answered,
+    scale_args,
+)
+
+#: The method drawn in the page's picture when ``--method`` is not given.
+PREVIEW_METHOD = "ccskl"
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``label`` command to ``subparsers``."""
+    p = subparsers.add_parser(
+        "label",
+        parents=[common_parent()],
+        help="answer pairs in the browser (a local page; needs spectralink[label])",
+        description="Serve a page on 127.0.0.1 that asks the pairs of rows of DATA chosen by "
+        "the active strategy, shows the two rows (images, text or values) and the clustering "
+        "so far, and appends every answer to OUTPUT at once. Restarting with the same OUTPUT "
+        "resumes. The answers file is a constraints file: pass it to 'spectralink cluster "
+        "--constraints'.",
+    )
+    add_data_argument(p, k_auto=True, k_optional=True)
+    add_table_options(p, ids="naming the rows on the page and in OUTPUT")
+    add_scale_option(p)
+    show = p.add_mutually_exclusive_group()
+    show.add_argument(
+        "--image-shape",
+        metavar="HxW",
+        help="draw each row as a grey image of H x W pixels (8x8 for digits, 16x16 for USPS)",
+    )
+    show.add_argument(
+        "--image-column",
+        metavar="COL",
+        help="column of DATA holding an image file per row (paths relative to DATA's folder); "
+        "not a feature",
+    )
+    show.add_argument(
+        "--text-column", metavar="COL", help="column of DATA holding a text per row; not a feature"
+    )
+    p.add_argument(
+        "-c",
+        "--constraints",
+        action="append",
+        metavar="PAIRS_CSV",
+        help="pairs known already (never asked); repeatable, the files are merged",
+    )
+    p.add_argument(
+        "-m",
+        "--method",
+        default=None,
+        help="method whose partition guides the strategy (refitted as 'learn' does) and is "
+        f"drawn on the page (default: the strategy reads NCut of its own graph, the page "
+        f"draws {PREVIEW_METHOD})",
+    )
+    p.add_argument(
+        "-p", "--param", action="append", default=[], metavar="KEY=VALUE", help="of --method"
+    )
+    p.add_argument("-s", "--strategy", default="auto", help="as in 'query' (default: auto)")
+    p.add_argument(
+        "-n",
+        "--n-pairs",
+        type=int,
+        default=None,
+        metavar="N",
+        help="questions at most (default: until you stop, or every pair is decided)",
+    )
+    p.add_argument(
+        "--batch-size",
+        type=int,
+        default=10,
+        metavar="B",
+        help="pairs chosen per round, as in learn (default: 10)",
+    )
+    p.add_argument("--random-state", type=int, default=0, metavar="S", help="seed (default: 0)")
+    p.add_argument("--port", type=int, default=0, help="port (default: a free one)")
+    p.add_argument("--no-browser", action="store_true", help="print the address, open nothing")
+    p.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="OUTPUT",
+        help="the answers file (i,j,kind), appended after every answer",
+    )
+    p.set_defaults(func=run)
+
+
+def _features_args(args: argparse.Namespace) -> argparse.Namespace:
+    """``args`` with the image or text column left out of the features."""
+    column = args.image_column or args.text_column
+    if column is None:
+        return args
+    out = argparse.Namespace(**vars(args))
+    out.drop = column if not args.drop else f"{args.drop},{column}"
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``spectralink label`` with the parsed ``args``; the exit status."""
+    from ..active import PairSelector, resolve_strategy
+    from ..io import read_features
+    from ..label import (
+        AnswerLog,
+        ItemView,
+        LabelServer,
+        LabelSession,
+        parse_image_shape,
+        read_column,
+        require_web_stack,
+    )
+
+    require_web_stack()
+    out = Path(args.output)
+    check_output_path(out)
+    for value, option in ((args.n_pairs, "--n-pairs"), (args.batch_size, "--batch-size")):
+        if value is not None and value < 1:
+            raise ValueError(f"{option} must be >= 1, got {value}.")
+    if not 0 <= args.port <= 65535:
+        raise ValueError(f"--port must be in 0-65535, got {args.port}.")
+    strategy = resolve_strategy(args.strategy)
+    shape = parse_image_shape(args.image_shape) if args.image_shape else None
+    texts = read_column(args.data, args.text_column, "--text-column") if args.text_column else None
+    paths = None
+    if args.image_column:
+        folder = Path(args.data).resolve().parent
+        paths = [folder / c for c in read_column(args.data, args.image_column, "--image-column")]
+    feats = _features_args(args)
+    X_raw, _, table = read_features(
+        args.data, header=feats.header, columns=feats.columns, drop=feats.drop,
+        id_column=feats.id_column,
+    )  # fmt: skip
+    for text in table.notes if table is not None else ():
+        note(text)
+    names, ids = (None, None) if table is None else (table.names, table.ids)
+    X = scale_args(args, X_raw)
+    n = X.shape[0]
+    if ids is not None and len(set(ids)) != n:
+        raise ValueError("--id-column: an ID names more than one row.")
+    view = ItemView(X_raw, names=names, ids=ids, image_shape=shape, image_paths=paths, texts=texts)
+    known = read_answered(args.constraints, n, ids) if args.constraints else None
+    if args.k is None and args.method not in (None, "auto"):
+        raise ValueError(
+            f"choosing k (-k auto, or no -k) needs --method auto or no method ({args.method!r} "
+            "needs a number of clusters: give -k)."
+        )
+    selector = PairSelector(args.k, strategy=strategy, random_state=args.random_state).fit(X)
+    k = int(selector.n_clusters_)
+    if args.k is None:
+        note(f"k = {k} from the eigengap (give -k to set it)")
+    est = None
+    if args.method is not None:
+        params = parse_params(args.param, allow_prefix=False).get(None, {})
+        check_method_params(args.method, params)
+        for text in check_param_values(args.method, params, n, args.k or k):
+            note(text)
+        est = make_estimator(args, params)
+    elif args.param:
+        raise ValueError("--param needs --method.")
+    shown = argparse.Namespace(**{**vars(args), "method": PREVIEW_METHOD, "k": args.k or k})
+    preview = est if est is not None else make_estimator(shown, {})
+    session = LabelSession(
+        X,
+        selector,
+        AnswerLog(out, n, ids),
+        view,
+        constraints=known,
+        estimator=est,
+        preview=preview,
+        n_queries=args.n_pairs,
+        batch_size=args.batch_size,
+        random_state=args.random_state,
+    )
+    for text in session.notes:
+        note(text)
+    server = LabelServer(session, port=args.port).start()
+    print(f"spectralink label: answering on {server.url}", flush=True)
+    print(f"answers are appended to {out}; press Ctrl-C to stop", flush=True)
+    if not args.no_browser:
+        import webbrowser
+
+        webbrowser.open(server.url)
+    try:
+        threading.Event().wait()
+    finally:
+        server.shutdown()
+        print(f"stopped; {session.state()['n_answered']} answer(s) in {out}", flush=True)
+    return 0
