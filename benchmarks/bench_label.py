@@ -6,11 +6,15 @@ time from the click to the next question drawn (``document.body.dataset.lastMs``
 script also asks the server, before each click, whether the preview was refitting at that
 moment. Two settings on USPS (9,298 16x16 images): the default (the strategy reads NCut of
 the selector's graph, the preview CCSKL refits in the background), and ``--method ccskl``
-(the strategy reads CCSKL's partition, refitted after every batch of 10 as ``learn`` does:
-the first click of each batch waits for that refit). With ``--screenshots DIR`` it writes
-the documentation's pictures of the page instead (digits as images, a table of texts).
+(the strategy reads CCSKL's partition, refitted after every batch of 10 as ``learn`` does;
+the server starts that refit, for both answers, when the last question of a batch is drawn,
+and the click that ends the batch waits for what is left of it: ``--think`` seconds between
+a question drawn and its click play a person looking at the pair). With ``--screenshots
+DIR`` it writes the documentation's pictures of the page instead (digits as images, a table
+of texts).
 
     python -m benchmarks.bench_label --clicks 40
+    python -m benchmarks.bench_label --clicks 40 --think 2
     python -m benchmarks.bench_label --screenshots docs/_static
 
 Results: ``docs/results/label.md``.
@@ -69,10 +73,11 @@ def pending(page) -> tuple[int, int] | None:
     return None if not text else tuple(int(v) for v in text.split(","))
 
 
-def click_through(page, y, clicks: int) -> tuple[list[float], list[bool]]:
+def click_through(page, y, clicks: int, think: float = 0.0) -> tuple[list[float], list[bool]]:
     times, fitting = [], []
     for t in range(clicks):
         i, j = pending(page)
+        time.sleep(think)  # a person looking at the pair
         fitting.append(bool(page.evaluate(FITTING_JS)))
         page.click("#same" if y[i] == y[j] else "#different")
         page.wait_for_function(f"document.body.dataset.answered === '{t + 1}'", timeout=120_000)
@@ -80,11 +85,12 @@ def click_through(page, y, clicks: int) -> tuple[list[float], list[bool]]:
     return times, fitting
 
 
-def measure(browser, clicks: int) -> None:
+def measure(browser, clicks: int, think: float) -> None:
     X, y = load("usps")
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "usps.npy"
         np.save(data, X)
+        print(f"a question drawn, then {think:g} s, then the click")
         print("| setting | clicks | median (ms) | 90th pct (ms) | max (ms) | refit running |")
         print("|---|---|---|---|---|---|")
         for name, extra in (("default", []), ("--method ccskl", ["-m", "ccskl"])):
@@ -93,11 +99,11 @@ def measure(browser, clicks: int) -> None:
             page = browser.new_page()
             page.goto(url)
             page.wait_for_selector("#items canvas.pixels")
-            times, fitting = click_through(page, y, clicks)
+            times, fitting = click_through(page, y, clicks, think)
             page.close()
             stop(proc)
             rows = [(name, times, fitting)]
-            if extra:  # the first click of a batch waits for the strategy's refit
+            if extra:  # the click that ends a batch may wait for the strategy's refit
                 first = [t for k, t in enumerate(times) if (k + 1) % 10 == 0]
                 within = [t for k, t in enumerate(times) if (k + 1) % 10 != 0]
                 rows += [(f"{name}, within a batch", within, None)]
@@ -182,6 +188,9 @@ def main() -> None:
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--clicks", type=int, default=40)
+    p.add_argument(
+        "--think", type=float, default=0.0, help="seconds between a question drawn and its click"
+    )
     p.add_argument("--screenshots", metavar="DIR", help="write the documentation's pictures")
     args = p.parse_args()
     exe = os.environ.get("SPECTRALINK_CHROMIUM") or shutil.which("chromium")
@@ -191,7 +200,7 @@ def main() -> None:
         if args.screenshots:
             screenshots(browser, Path(args.screenshots))
         else:
-            measure(browser, args.clicks)
+            measure(browser, args.clicks, args.think)
         browser.close()
     print(f"load average after: {os.getloadavg()}")
 

@@ -87,6 +87,32 @@ def test_undo_within_and_across_batches_replays_the_same_loop(blobs):
     assert s.undo() is not None and s.n_asked == 19
 
 
+def test_refits_fitted_ahead_are_the_refits_of_the_loop(blobs):
+    # the refit an answer would start, fitted before the answer comes (for both answers),
+    # is taken by the loop when that answer comes: the same pairs as without it
+    X, y = blobs
+
+    def session():
+        sel = PairSelector(4, strategy="spectral", random_state=4).fit(X)
+        return QuerySession(sel, X, 18, estimator=CCSKL(4, random_state=0), batch_size=4)
+
+    straight = _drive(session(), y, 18)
+    s = session()
+    taken = 0
+    while (p := s.pending()) is not None:
+        jobs = {a: s.fit_ahead(a) for a in (True, False)}
+        assert (jobs[True] is not None) == s.closes_with_refit()
+        for job in jobs.values():
+            if job is not None:
+                job.run(X)
+        same = bool(y[p[0]] == y[p[1]])
+        before = s.guide
+        s.answer(same)
+        taken += jobs[same] is not None and s.guide is not before
+    assert s.report.asked == straight
+    assert taken == 4  # after batches 1-4; none after the last (the budget is spent)
+
+
 def test_undo_with_nothing_to_take_back(blobs):
     X, _ = blobs
     s = QuerySession(PairSelector(4, random_state=0).fit(X), X, 5, batch_size=5)
@@ -134,12 +160,13 @@ def test_item_views(blobs):
 
 
 # ---------------------------------------------------------------------- the HTTP API
-def _app(tmp_path, X, *, known=None, n_queries=None, paths=None, estimator=None):
+def _app(tmp_path, X, *, known=None, n_queries=None, paths=None, estimator=None, processes=False):
     sel = PairSelector(4, random_state=0).fit(X)
     log = AnswerLog(tmp_path / "answers.csv", len(X))
     session = LabelSession(
         X, sel, log, ItemView(X, image_paths=paths), constraints=known, n_queries=n_queries,
         estimator=estimator, preview=CCSKL(4, random_state=0), batch_size=5,
+        processes=processes,
     )  # fmt: skip
     app = create_app(session, "secret", port=5555)
     return session, app.test_client()
@@ -212,14 +239,25 @@ def test_api_serves_only_the_image_column(tmp_path, blobs):
     assert client.get("/secret.txt", headers=H, **HOST).status_code == 404
 
 
-def test_resume_asks_the_next_question_of_the_same_loop(tmp_path, blobs):
+@pytest.mark.parametrize("processes", [False, True])
+def test_resume_asks_the_next_question_of_the_same_loop(tmp_path, blobs, processes):
+    # the refits ahead run in a worker process or a thread; the loop is the same
     X, y = blobs
-    session, client = _app(tmp_path, X, estimator=CCSKL(4, random_state=0))
+    session, client = _app(tmp_path, X, estimator=CCSKL(4, random_state=0), processes=processes)
     for _ in range(8):
         p = session.state()["pending"]["items"]
         i, j = p[0]["index"], p[1]["index"]
         session.answer((i, j), bool(y[i] == y[j]))
     expected = session.state()["pending"]
+    session.close()
+    straight = _drive(
+        QuerySession(
+            PairSelector(4, random_state=0).fit(X), X, None, estimator=CCSKL(4, random_state=0),
+            batch_size=5,
+        ),
+        y, 8,
+    )  # fmt: skip
+    assert [tuple(r[:2]) for r in AnswerLog(tmp_path / "answers.csv", len(X)).read()] == straight
     again, _ = _app(tmp_path, X, estimator=CCSKL(4, random_state=0))
     state = again.state()
     assert state["pending"] == expected and state["n_answered"] == 8
@@ -241,7 +279,7 @@ def test_answers_of_another_loop_become_known_pairs(tmp_path, blobs):
 
 def test_preview_is_refitted_on_the_answers(tmp_path, blobs):
     X, y = blobs
-    session, client = _app(tmp_path, X)
+    session, client = _app(tmp_path, X, processes=True)
     for _ in range(3):
         p = session.state()["pending"]["items"]
         session.answer((p[0]["index"], p[1]["index"]), None if _ == 1 else True)
@@ -251,6 +289,7 @@ def test_preview_is_refitted_on_the_answers(tmp_path, blobs):
     assert pv["version"] == 1 and pv["n_answers"] == 2 and len(pv["pairs"]) == 2
     assert len(pv["labels"]) == len(layout["xy"]) == len(X)
     assert set(pv["labels"]) <= set(range(4))
+    session.close()
 
 
 # ---------------------------------------------------------------------- the command

@@ -83,10 +83,11 @@ from ._selector import (
     resolve_strategy,
     select_pairs,
 )
-from ._session import UNDO_BATCHES, QuerySession
+from ._session import UNDO_BATCHES, AheadFit, QuerySession
 
 __all__ = [
     "AUTO_STRATEGY",
+    "AheadFit",
     "PARTITION_STRATEGIES",
     "SEARCH_GROWTH",
     "SEARCH_MIN_PAIRS",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 from sklearn.base import clone
 
@@ -76,3 +78,18 @@ def guide_for(estimator):
     if params.get("guard") is None:
         return estimator
     return clone(estimator).set_params(guard=None)
+
+
+def copy_for_refit(guide):
+    """A copy of ``guide`` to refit elsewhere: unfitted (:func:`~sklearn.base.clone`, cheap
+    to copy and to send to another process) for an estimator whose fit depends only on the
+    data and the constraints; whole (deep) for a search at checkpoints, whose next fit
+    depends on its past ones."""
+    if isinstance(guide, _SearchCheckpoints):
+        return copy.deepcopy(guide)
+    return clone(guide)
+
+
+def keeps_state(guide) -> bool:
+    """Whether ``guide``'s next fit depends on its past fits (a search at checkpoints)."""
+    return isinstance(guide, _SearchCheckpoints)

@@ -10,6 +10,7 @@ an oracle giving the same answers.
 from __future__ import annotations
 
 import copy
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -18,12 +19,48 @@ from numpy.typing import ArrayLike
 
 from ..constraints import Constraints, as_constraints
 from ._answers import AnswerReport, add_answers
-from ._guide import follow_k, guide_for
+from ._guide import copy_for_refit, follow_k, guide_for, keeps_state
 from ._selector import PARTITION_STRATEGIES, PairSelector
 
-#: How many closed batches :meth:`QuerySession.undo` can reopen: each keeps a copy of the
-#: guiding estimator as it was before the batch's refit.
+#: How many closed batches :meth:`QuerySession.undo` can reopen (for a searching guide,
+#: :class:`~spectralink.Auto`, each keeps a copy of it as it was before the batch's refit).
 UNDO_BATCHES = 50
+
+
+class AheadFit:
+    """A refit of the loop's guiding estimator prepared before the answer that starts it
+    (:meth:`QuerySession.fit_ahead`): ``estimator`` (a copy) is to be fitted on
+    ``constraints``; the session takes the result when the answer comes.
+    """
+
+    def __init__(self, estimator: object, constraints: Constraints) -> None:
+        self.estimator = estimator
+        self.constraints = constraints
+        self._done = threading.Event()
+        self._fitted: object | None = None
+
+    def run(self, X: ArrayLike) -> None:
+        """Fit here (any thread) and deliver."""
+        try:
+            self.estimator.fit(X, constraints=self.constraints)
+        except Exception:
+            self.fail()
+            raise
+        self.deliver(self.estimator)
+
+    def deliver(self, fitted: object) -> None:
+        """Hand over ``estimator`` fitted elsewhere (another process)."""
+        self._fitted = fitted
+        self._done.set()
+
+    def fail(self) -> None:
+        """The fit will not come: the session refits itself when the answer comes."""
+        self._done.set()
+
+    def result(self) -> object | None:
+        """The fitted estimator, waiting for it; ``None`` when it failed."""
+        self._done.wait()
+        return self._fitted
 
 
 @dataclass
@@ -51,6 +88,9 @@ class QuerySession:
     and the guiding estimator is refitted as ``query_loop`` does. ``undo()`` takes the last
     answer back and asks its pair again, also across the end of a batch (the refit and the
     draw of the next batch are undone with it, up to :data:`UNDO_BATCHES` batches back).
+    ``fit_ahead(a)`` prepares the refit that answering ``a`` to the pending pair would start,
+    so that it can run while the person thinks (the same fit, on the same constraints, from
+    a copy of the same estimator: the loop is unchanged).
 
     Parameters
     ----------
@@ -111,6 +151,7 @@ class QuerySession:
         self._answers: list[bool | None] = []
         self._rng_after_draw: tuple | None = None
         self._history: list[_Closed] = []
+        self._ahead: dict[tuple, AheadFit] = {}
         self.finished = False
 
     # ------------------------------------------------------------------ state
@@ -181,6 +222,48 @@ class QuerySession:
         self._sync_report()
         return tuple(int(v) for v in self._batch[len(self._answers)])
 
+    # ------------------------------------------------------------------ refits ahead
+    def closes_with_refit(self) -> bool:
+        """Whether answering the pending pair closes its batch and refits the guide."""
+        if self.pending() is None or not self.uses_partition:
+            return False
+        if len(self._answers) + 1 < len(self._batch):
+            return False
+        after = self.n_asked + 1
+        under_budget = self.n_queries is None or after < self.n_queries
+        return under_budget and after - self._last_fit_at >= self._step
+
+    def fit_ahead(self, answer: bool | None) -> AheadFit | None:
+        """The refit that answering ``answer`` to the pending pair would start, prepared
+        ahead of the answer (``None`` when that answer starts no refit, or it is prepared
+        already). Prepare it where the session is not changing; fit it anywhere
+        (:meth:`AheadFit.run`, or another process and :meth:`AheadFit.deliver`): when that
+        answer comes, the refit waits for it and takes its result. Every prepared fit must
+        end in ``run``, ``deliver`` or ``fail``."""
+        if not self.closes_with_refit():
+            return None
+        answers = [*self._answers, None if answer is None else bool(answer)]
+        pairs = self._batch[: len(answers)]
+        cons, _ = add_answers(self.constraints, pairs, answers, warn=False)
+        key = self._ahead_key(cons, len(answers))
+        if key in self._ahead:
+            return None
+        self._ahead[key] = job = AheadFit(copy_for_refit(self.guide), cons)
+        return job
+
+    def _ahead_key(self, cons: Constraints, n_open: int) -> tuple:
+        return (self._closed_report.n_asked + n_open, cons.pairs.tobytes(), cons.n_must_link)
+
+    def _refit_guide(self) -> None:
+        key = self._ahead_key(self.constraints, 0)
+        ahead = self._ahead.get(key)
+        self._ahead = {}
+        fitted = None if ahead is None else ahead.result()
+        if fitted is not None:
+            self.guide = fitted
+        else:
+            self.guide.fit(self.X, constraints=self.constraints)
+
     # ------------------------------------------------------------------ batches
     def _sync_report(self) -> None:
         """``report`` is the closed batches' report plus the open batch's answers."""
@@ -217,9 +300,10 @@ class QuerySession:
         under_budget = self.n_queries is None or self.n_asked < self.n_queries
         if refit and self.uses_partition and self.n_asked - self._last_fit_at >= self._step:
             if under_budget:
-                if self.undo_batches:
+                if self.undo_batches and keeps_state(self.guide):
+                    # a search's next fit depends on its past ones: undo puts them back
                     closed.guide = copy.deepcopy(self.guide)
-                self.guide.fit(self.X, constraints=self.constraints)
+                self._refit_guide()
                 follow_k(self.selector, self.guide)
                 self.fitted_on, self._last_fit_at = len(self.constraints), self.n_asked
         if self.undo_batches:

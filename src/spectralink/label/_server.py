@@ -10,6 +10,7 @@ column, nothing else.
 from __future__ import annotations
 
 import hmac
+import logging
 import mimetypes
 import secrets
 import threading
@@ -136,6 +137,7 @@ class LabelServer:
 
         self.session = session
         self.token = new_token() if token is None else token
+        logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no line per request
         self._server = make_server("127.0.0.1", port, None, threaded=True)
         self.port = self._server.server_port
         self._server.app = create_app(session, self.token, self.port)
@@ -148,6 +150,7 @@ class LabelServer:
         return f"http://127.0.0.1:{self.port}/?token={self.token}"
 
     def start(self) -> LabelServer:
+        self.session.fitter.start()
         self.session.start_preview()
         self._thread.start()
         return self

@@ -4,14 +4,15 @@
 :class:`~spectralink.active.QuerySession`, so a person is asked exactly the pairs
 :func:`~spectralink.active.learn` would ask an oracle answering the same), the answers file
 (every answer on disk before the page hears back), and a preview of the clustering that a
-background thread refits whenever answers came in. Everything that is not in the answers
+background thread refits whenever answers came in. When the next answer ends a batch whose
+refit the strategy reads, that refit starts ahead, for "same" and for "different", while the
+person looks at the pair: the click then finds it done. Everything that is not in the answers
 file is rebuilt from it at start: restarting with the same file resumes.
 """
 
 from __future__ import annotations
 
 import threading
-import warnings
 
 import numpy as np
 from sklearn.base import clone
@@ -19,6 +20,7 @@ from sklearn.decomposition import PCA
 
 from ..active import PairSelector, QuerySession, add_answers
 from ..constraints import Constraints
+from ._fitter import Fitter, fitted
 from ._items import ItemView
 from ._log import AnswerLog
 
@@ -52,6 +54,9 @@ class LabelSession:
         As in :func:`~spectralink.active.learn`.
     random_state : int, default=0
         Seeds the preview's layout sample.
+    processes : bool, default=True
+        Fit (the refits ahead and the preview) in a worker process, where the fits do not
+        slow the page's requests; ``False``: in a thread.
     """
 
     def __init__(
@@ -68,6 +73,7 @@ class LabelSession:
         batch_size: int = 10,
         refit_every: int | str = "auto",
         random_state: int = 0,
+        processes: bool = True,
     ) -> None:
         self.X, self.selector, self.log, self.view = X, selector, log, view
         self.n = selector.n_samples_
@@ -77,13 +83,16 @@ class LabelSession:
         self.random_state = random_state
         self.lock = threading.RLock()
         self.notes: list[str] = []
-        self.dropped: list[dict] = []
+        self.restart_dropped: list[dict] = []
         self._changed = threading.Event()
         self._closing = threading.Event()
         self._preview = {"version": 0, "labels": None, "n_answers": 0, "error": None}
         self.fitting = False
         self._layout: dict | None = None
+        self.fitter = Fitter(X, processes=processes)
+        self._ahead: dict = {}
         self.session = self._resume()
+        self._fit_ahead()
 
     # ------------------------------------------------------------------ start
     def _new_session(self, known: Constraints) -> QuerySession:
@@ -117,7 +126,7 @@ class LabelSession:
         answered = [(i, j, a) for i, j, a in records if a is not None]
         pairs = np.asarray([(i, j) for i, j, _ in answered], dtype=np.int64).reshape(-1, 2)
         known, report = add_answers(self.known, pairs, [a for *_, a in answered], warn=False)
-        self.dropped = report.dropped
+        self.restart_dropped = report.dropped
         self.notes.append(
             f"the {len(records)} answer(s) in {self.log.path} were not asked in this order by "
             f"this strategy and seed (from answer {t + 1} on); they are kept as known pairs "
@@ -127,6 +136,31 @@ class LabelSession:
         self.n_before = len(records)
         self.selector.fit(self.X)  # the selector's draws start again from its seed
         return self._new_session(known)
+
+    def _fit_ahead(self) -> None:
+        """Submit the refits the answers to the pending pair would start (under the lock),
+        the answer the current partition expects first: the worker fits in order."""
+        pending = self.session.pending()
+        if pending is None or not self.session.closes_with_refit():
+            return
+        labels = getattr(self.session.guide, "labels_", None)
+        same_first = labels is not None and labels[pending[0]] == labels[pending[1]]
+        for answer in (True, False) if same_first else (False, True):
+            job = self.session.fit_ahead(answer)
+            if job is None:
+                continue
+            try:
+                future = self.fitter.submit(job.estimator, job.constraints)
+            except Exception:
+                job.fail()
+                continue
+            self._ahead[answer] = future
+            future.add_done_callback(lambda f, job=job: _deliver(job, f))
+
+    @property
+    def fitting_ahead(self) -> bool:
+        """Whether a refit the next click may need is queued or running."""
+        return any(not f.done() for f in list(self._ahead.values()))
 
     # ------------------------------------------------------------------ answers
     def constraints(self) -> Constraints:
@@ -151,8 +185,12 @@ class LabelSession:
                     f"pair {tuple(pair)} is not the pending question {pending} (answered twice?)."
                 )
             self.log.append(*pending, answer)
+            for other, future in self._ahead.items():
+                if other is not answer:
+                    future.cancel()  # a refit for the answer not given, not started yet
+            self._ahead = {}
             self.session.answer(answer)
-            self.dropped += self.session.report.dropped[len(self.dropped) :]
+            self._fit_ahead()
         self._changed.set()
 
     def undo(self) -> tuple[int, int] | None:
@@ -161,7 +199,11 @@ class LabelSession:
             if self.session.n_asked == 0:
                 return None
             self.log.drop_last()
+            for future in self._ahead.values():
+                future.cancel()
+            self._ahead = {}
             pair = self.session.undo()
+            self._fit_ahead()
         self._changed.set()
         return pair
 
@@ -185,7 +227,7 @@ class LabelSession:
                 "can_undo": self.session.n_asked > 0,
                 "dropped": [
                     {"pair": [int(v) for v in d["pair"]], "reason": d["reason"]}
-                    for d in self.dropped
+                    for d in [*self.restart_dropped, *report.dropped]
                 ],
                 "notes": list(self.notes),
                 "preview_version": self._preview["version"],
@@ -238,10 +280,7 @@ class LabelSession:
         cons = self.constraints()
         self.fitting = True
         try:
-            est = clone(self.preview)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                est.fit(self.X, constraints=cons)
+            est = fitted(self.fitter.submit(clone(self.preview), cons))
             labels, error = np.asarray(est.labels_), None
         except Exception as exc:  # shown on the page; the labelling goes on
             labels, error = self._preview["labels"], f"{type(exc).__name__}: {exc}"
@@ -261,7 +300,9 @@ class LabelSession:
             self.layout()
             self._changed.set()
             while not self._closing.is_set():
-                if self._changed.wait(0.5):
+                if self.fitting_ahead:  # the refits the next click needs come first
+                    self._closing.wait(0.2)
+                elif self._changed.wait(0.5):
                     self._changed.clear()
                     self.refit_preview()
 
@@ -270,5 +311,14 @@ class LabelSession:
         return thread
 
     def close(self) -> None:
-        """Stop the background thread after its current fit."""
+        """Stop the background threads after their current fits."""
         self._closing.set()
+        self.fitter.shutdown()
+
+
+def _deliver(job, future) -> None:
+    """A refit ahead, done in the worker, handed to the loop (or failed: the loop refits)."""
+    if future.cancelled() or future.exception() is not None:
+        job.fail()
+    else:
+        job.deliver(fitted(future))
