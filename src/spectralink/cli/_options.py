@@ -266,6 +266,28 @@ def make_estimator(args: argparse.Namespace, params: dict) -> BaseEstimator:
     return est
 
 
+def guiding_estimator(
+    args: argparse.Namespace, n_samples: int, k: int
+) -> tuple[BaseEstimator | None, dict]:
+    """``(estimator, params)`` of ``--method``/``--param`` for the commands whose method
+    only guides the active strategy (``query``, ``label``): ``(None, {})`` without
+    ``--method``; ``k`` stands in for ``-k auto`` in the parameter checks."""
+    if args.k is None and args.method not in (None, "auto"):
+        raise ValueError(
+            f"choosing k (-k auto, or no -k) needs --method auto or no method ({args.method!r} "
+            "needs a number of clusters: give -k)."
+        )
+    if args.method is None:
+        if args.param:
+            raise ValueError("--param needs --method.")
+        return None, {}
+    params = parse_params(args.param, allow_prefix=False).get(None, {})
+    check_method_params(args.method, params)
+    for text in check_param_values(args.method, params, n_samples, args.k or k):
+        note(text)
+    return make_estimator(args, params), params
+
+
 def check_output_path(path: Path) -> None:
     """Fail before any work when ``path`` cannot be written: no directory, or one itself."""
     parent = path.parent if str(path.parent) else Path(".")

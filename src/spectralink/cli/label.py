@@ -10,13 +10,11 @@ from ._options import (
     add_data_argument,
     add_scale_option,
     add_table_options,
-    check_method_params,
     check_output_path,
-    check_param_values,
     common_parent,
+    guiding_estimator,
     make_estimator,
     note,
-    parse_params,
     read_answered,
     scale_args,
 )
@@ -155,24 +153,11 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("--id-column: an ID names more than one row.")
     view = ItemView(X_raw, names=names, ids=ids, image_shape=shape, image_paths=paths, texts=texts)
     known = read_answered(args.constraints, n, ids) if args.constraints else None
-    if args.k is None and args.method not in (None, "auto"):
-        raise ValueError(
-            f"choosing k (-k auto, or no -k) needs --method auto or no method ({args.method!r} "
-            "needs a number of clusters: give -k)."
-        )
+    est, _ = guiding_estimator(args, n, args.k or 2)
     selector = PairSelector(args.k, strategy=strategy, random_state=args.random_state).fit(X)
     k = int(selector.n_clusters_)
     if args.k is None:
         note(f"k = {k} from the eigengap (give -k to set it)")
-    est = None
-    if args.method is not None:
-        params = parse_params(args.param, allow_prefix=False).get(None, {})
-        check_method_params(args.method, params)
-        for text in check_param_values(args.method, params, n, args.k or k):
-            note(text)
-        est = make_estimator(args, params)
-    elif args.param:
-        raise ValueError("--param needs --method.")
     shown = argparse.Namespace(**{**vars(args), "method": PREVIEW_METHOD, "k": args.k or k})
     preview = est if est is not None else make_estimator(shown, {})
     session = LabelSession(

@@ -12,14 +12,10 @@ from ._options import (
     add_data_argument,
     add_scale_option,
     add_table_options,
-    check_method_params,
     check_output_path,
-    check_param_values,
     common_parent,
     fit_estimator,
-    make_estimator,
-    note,
-    parse_params,
+    guiding_estimator,
     read_answered,
     read_table_args,
     scale_args,
@@ -113,20 +109,7 @@ def run(args: argparse.Namespace) -> int:
         dup = next(str(v) for t, v in enumerate(ids) if v in ids[:t])
         raise ValueError(f"--id-column: the ID {dup!r} names more than one row.")
     cons = read_answered(args.constraints, n, ids) if args.constraints else None
-    if args.k is None and args.method not in (None, "auto"):
-        raise ValueError(
-            f"choosing k (-k auto, or no -k) needs --method auto or no method ({args.method!r} "
-            "needs a number of clusters: give -k)."
-        )
-    est, params = None, {}
-    if args.method is not None:
-        params = parse_params(args.param, allow_prefix=False).get(None, {})
-        check_method_params(args.method, params)
-        for text in check_param_values(args.method, params, n, args.k or 2):
-            note(text)
-        est = make_estimator(args, params)
-    elif args.param:
-        raise ValueError("--param needs --method.")
+    est, params = guiding_estimator(args, n, 2)
     if args.interactive:
         report = ask_in_terminal(
             X,
