@@ -183,7 +183,7 @@ def test_answers_undo_kill_and_resume(browser, servers, digits, tmp_path):
     _answer(page, y, 13)
     assert len(_rows(out)) == 14
     server.stop()
-    assert server.proc.returncode in (0, 130)
+    assert server.proc.returncode == 0  # Ctrl-C ends a session normally
 
 
 def test_scripted_person_reaches_what_learn_reaches(browser, servers, digits, tmp_path):

@@ -183,7 +183,9 @@ def run(args: argparse.Namespace) -> int:
         webbrowser.open(server.url)
     try:
         threading.Event().wait()
+    except KeyboardInterrupt:  # Ctrl-C is how the session ends: every answer is on disk
+        pass
     finally:
         server.shutdown()
-        print(f"stopped; {session.state()['n_answered']} answer(s) in {out}", flush=True)
+    print(f"stopped; {session.state()['n_answered']} answer(s) in {out}", flush=True)
     return 0
