@@ -84,6 +84,12 @@ def main() -> None:
     p.add_argument("--auto-pairs", type=int, default=200)
     p.add_argument("--no-auto", action="store_true", help="skip the Auto fits")
     p.add_argument("--cost", action="store_true", help="time Auto(None) against Auto(true k)")
+    p.add_argument(
+        "--tie-break",
+        choices=("smallest", "eigengap"),
+        default="smallest",
+        help="the scan's tie rule (Auto's is 'smallest'); with 'eigengap' pass --no-auto",
+    )
     args = p.parse_args()
     warnings.simplefilter("ignore")
     print(f"load average before: {os.getloadavg()}", flush=True)
@@ -112,7 +118,7 @@ def main() -> None:
                 Xs, cs = (X, cons) if sample is None else (X[sample], cons.subset(sample))
                 rng = (k_range[0], min(k_range[1], len(Xs) - 1))
                 t0 = time.perf_counter()
-                scan = choose_n_clusters(Xs, cs, rng, random_state=draw)
+                scan = choose_n_clusters(Xs, cs, rng, tie_break=args.tie_break, random_state=draw)
                 secs.append(time.perf_counter() - t0)
                 chosen.append(scan.n_clusters)
                 gap.append(int(scan.ks[np.argmax(scan.eigengaps)]))

@@ -111,6 +111,7 @@ def choose_n_clusters(
     *,
     precomputed: bool = False,
     cv: int = 5,
+    tie_break: str = "smallest",
     random_state: int | np.random.RandomState | None = None,
 ) -> KScan:
     """:func:`scan_n_clusters` on the default graph of features ``X`` (20-NN Gaussian,
@@ -124,6 +125,8 @@ def choose_n_clusters(
     k_range : (int, int)
     precomputed : bool, default=False
     cv : int, default=5
+    tie_break : {"smallest", "eigengap"}, default="smallest"
+        As in :func:`scan_n_clusters`.
     random_state : int, RandomState or None, default=None
 
     Returns
@@ -131,11 +134,11 @@ def choose_n_clusters(
     KScan
     """
     W = X if precomputed else knn_affinity(X, random_state=random_state)
+    options = {"cv": cv, "tie_break": tie_break, "random_state": random_state}
     try:
-        return scan_n_clusters(W, constraints, k_range, cv=cv, random_state=random_state)
+        return scan_n_clusters(W, constraints, k_range, **options)
     except UnfoldableConstraintsError:
-        none = Constraints(n_samples=W.shape[0])
-        return scan_n_clusters(W, none, k_range, cv=cv, random_state=random_state)
+        return scan_n_clusters(W, Constraints(n_samples=W.shape[0]), k_range, **options)
 
 
 def eigengap_n_clusters(eigenvalues: np.ndarray, k_range: tuple[int, int]) -> int:
