@@ -38,13 +38,11 @@ def _exit_with(parent: int) -> None:
     os._exit(0)
 
 
-def _fit(
-    estimator: object, constraints: Constraints, X: np.ndarray | None = None
-) -> tuple[object, int]:
+def _fit(estimator: object, constraints: Constraints, X: np.ndarray | None = None) -> object:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the page shows the partition, not the warnings
         estimator.fit(_X if X is None else X, constraints=constraints)
-    return estimator, os.getpid()
+    return estimator
 
 
 class Fitter:
@@ -91,8 +89,7 @@ class Fitter:
         return self
 
     def submit(self, estimator: object, constraints: Constraints) -> Future:
-        """``estimator`` fitted on ``constraints``, as a future of ``(fitted estimator,
-        worker's process ID)`` (:func:`fitted` takes the estimator out).
+        """``estimator`` fitted on ``constraints``, as a future of the fitted estimator.
 
         Raises
         ------
@@ -118,8 +115,3 @@ class Fitter:
             self._pool.shutdown(wait=False, cancel_futures=True)
             for worker in self._workers:
                 worker.terminate()
-
-
-def fitted(future: Future) -> object:
-    """The fitted estimator of a :meth:`Fitter.submit` future (waits; raises its error)."""
-    return future.result()[0]

@@ -20,7 +20,7 @@ from sklearn.decomposition import PCA
 
 from ..active import PairSelector, QuerySession, add_answers
 from ..constraints import Constraints
-from ._fitter import Fitter, fitted
+from ._fitter import Fitter
 from ._items import ItemView
 from ._log import AnswerLog
 
@@ -212,7 +212,7 @@ class LabelSession:
         with self.lock:
             pending = self.session.pending()
             report = self.session.report
-            answers = [a for a in report.answers]
+            answers = report.answers
             out = {
                 "n_answered": len(answers),
                 "n_before": self.n_before,
@@ -280,7 +280,7 @@ class LabelSession:
         cons = self.constraints()
         self.fitting = True
         try:
-            est = fitted(self.fitter.submit(clone(self.preview), cons))
+            est = self.fitter.submit(clone(self.preview), cons).result()
             labels, error = np.asarray(est.labels_), None
         except Exception as exc:  # shown on the page; the labelling goes on
             labels, error = self._preview["labels"], f"{type(exc).__name__}: {exc}"
@@ -321,4 +321,4 @@ def _deliver(job, future) -> None:
     if future.cancelled() or future.exception() is not None:
         job.fail()
     else:
-        job.deliver(fitted(future))
+        job.deliver(future.result())
