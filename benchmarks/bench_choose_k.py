@@ -86,9 +86,9 @@ def main() -> None:
     p.add_argument("--cost", action="store_true", help="time Auto(None) against Auto(true k)")
     p.add_argument(
         "--tie-break",
-        choices=("smallest", "eigengap"),
-        default="smallest",
-        help="the scan's tie rule (Auto's is 'smallest'); with 'eigengap' pass --no-auto",
+        choices=("auto", "smallest", "eigengap"),
+        default="auto",
+        help="the scan's tie rule (Auto's is 'auto'); with another rule pass --no-auto",
     )
     args = p.parse_args()
     warnings.simplefilter("ignore")

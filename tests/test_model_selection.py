@@ -721,6 +721,36 @@ def test_scan_n_clusters_finds_separated_blobs_and_reports_every_k():
     assert by_gap.n_clusters == 2 + int(np.argmax(by_gap.eigengaps))
 
 
+def test_tie_rule_follows_a_clear_eigengap_only():
+    from sklearn.datasets import make_blobs
+
+    from spectralink.graph import knn_affinity
+    from spectralink.model_selection import clear_eigengap_k, scan_n_clusters
+
+    assert clear_eigengap_k(np.array([0.1, 0.5, 0.2])) == 1  # 2.5x the next: clear
+    assert clear_eigengap_k(np.array([0.1, 0.5, 0.3])) is None  # 1.7x: the largest of several
+    assert clear_eigengap_k(np.array([0.5])) is None and clear_eigengap_k(np.zeros(3)) is None
+    # six separated blobs, 20 pairs (about 3 must-links): many k tie with the best
+    centers = np.array([[0, 0], [10, 0], [0, 10], [10, 10], [20, 0], [20, 10]])
+    X, y = make_blobs(480, centers=centers, random_state=0, cluster_std=1.0)
+    W = knn_affinity(X)
+    auto_ks, smallest_ks = [], []
+    for seed in range(1, 7):  # seed 0 draws no must-link
+        cons = Constraints.from_labels(y, 20, random_state=seed)
+        scan = scan_n_clusters(W, cons, (2, 10), random_state=seed)
+        assert scan.rule == "pairs" and scan.tied[scan.ks == 6][0]
+        assert scan.tie_rule == "eigengap"  # the spectrum jumps clearly after 6
+        auto_ks.append(scan.n_clusters)
+        smallest = scan_n_clusters(W, cons, (2, 10), random_state=seed, tie_break="smallest")
+        assert smallest.tie_rule == "smallest" and np.array_equal(smallest.scores, scan.scores)
+        smallest_ks.append(smallest.n_clusters)
+    assert auto_ks == [6] * 6
+    # the smallest tied k leans low when must-links are this few
+    assert min(smallest_ks) < 6
+    with pytest.raises(ValueError, match="tie_break"):
+        scan_n_clusters(W, cons, (2, 10), tie_break="largest")
+
+
 def test_pair_kappa_and_k_ranges():
     from spectralink.model_selection import check_k_range, default_k_range, pair_kappa
 

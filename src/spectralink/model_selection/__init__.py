@@ -27,10 +27,12 @@ Rand index. Journal of Classification 25(2).
 from ..constraints import MAX_MOVED_FRACTION, UnfoldableConstraintsError, constraint_folds
 from ._candidates import RelativeSigma, relative_sigmas
 from ._n_clusters import (
+    CLEAR_GAP_RATIO,
     K_MAX_CAP,
     KScan,
     check_k_range,
     choose_n_clusters,
+    clear_eigengap_k,
     default_k_range,
     eigengap_n_clusters,
     scan_n_clusters,
@@ -46,6 +48,7 @@ from ._search import ConstraintSearchCV, prefer_reference, race_survivors
 from ._subsample import SCALE_QUERIES, sample_scale, search_sample
 
 __all__ = [
+    "CLEAR_GAP_RATIO",
     "K_MAX_CAP",
     "KScan",
     "MAX_MOVED_FRACTION",
@@ -58,6 +61,7 @@ __all__ = [
     "constraint_accuracy",
     "check_k_range",
     "choose_n_clusters",
+    "clear_eigengap_k",
     "constraint_folds",
     "default_k_range",
     "eigengap_n_clusters",
