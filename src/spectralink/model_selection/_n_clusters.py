@@ -310,9 +310,7 @@ def scan_n_clusters(
     if not 2 <= lo <= hi < n:
         raise ValueError(f"k range ({lo}, {hi}) must satisfy 2 <= min <= max < n_samples = {n}.")
     if tie_break not in TIE_BREAKS:
-        raise ValueError(
-            f"tie_break must be 'auto', 'smallest' or 'eigengap', got {tie_break!r}."
-        )
+        raise ValueError(f"tie_break must be 'auto', 'smallest' or 'eigengap', got {tie_break!r}.")
     rng = check_random_state(random_state)
     seed = int(rng.randint(2**31 - 1))
     m = min(max(hi + 1, n_components), n)
