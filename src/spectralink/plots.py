@@ -358,7 +358,12 @@ def plot_k_scan(
                  va="center", transform=top.transAxes)  # fmt: skip
     for ax in (top, bottom):
         ax.axvline(scan.n_clusters, color="tab:red", lw=1.2, ls="--")
-    top.plot([], [], color="tab:red", ls="--", label=f"chosen: k = {scan.n_clusters}")
+    how = (
+        " (a clear eigengap among the tied)"
+        if scan.rule == "pairs" and scan.tie_rule == "eigengap"
+        else ""
+    )
+    top.plot([], [], color="tab:red", ls="--", label=f"chosen: k = {scan.n_clusters}{how}")
     top.legend(loc="best", frameon=False, fontsize="small")
     bottom.bar(ks, np.asarray(scan.eigengaps), color="0.6")
     bottom.set_ylabel("eigengap")

@@ -14,11 +14,10 @@ Among the k within ``n_se`` standard errors of the best, the tie rule keeps one:
 default (``tie_break="auto"``) the k after which the normalized Laplacian's spectrum jumps
 (von Luxburg 2007, section 8.3) when that jump is clear -- the range's largest eigengap at
 least :data:`CLEAR_GAP_RATIO` times every other -- and the smallest tied k otherwise.
-A clear jump is the graph's own say on k, and where it has one it is rarely wrong; without
-one (the real sets measured: the largest gap at most 1.3 times the next), the pairs'
-smallest tied k errs least. ``tie_break="smallest"`` and ``"eigengap"`` (the largest gap
-among the tied k, clear or not) are the two rules alone. Without both kinds of pairs, the
-eigengap decides alone.
+A clear jump is the graph's own say on k, where few must-links leave many k tied; without
+one, the smallest tied k errs least on the sets measured. ``tie_break="smallest"`` and
+``"eigengap"`` (the largest gap among the tied k, clear or not) are the two rules alone.
+Without both kinds of pairs, the eigengap decides alone.
 
 References
 ----------
