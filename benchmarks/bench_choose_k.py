@@ -6,9 +6,11 @@ points: the data, or its sample where Auto samples, ``Auto.subsample_size``; ran
 ``default_k_range(n)``), beside the eigengap rule alone and the best silhouette of k-means
 on the row-normalised spectral embedding (NCut's partition at each k, silhouette in that
 embedding, on up to 2,000 points). Per set and count it prints how often the true k is
-chosen and the mean |chosen - true|. At ``--auto-pairs`` pairs it also fits
-``Auto(n_clusters=None)`` and ``Auto(true k)`` and prints both errors (when the chosen k is
-the true one the two are the same fit, seeded alike, and Auto(true k) is fitted once).
+chosen and the mean |chosen - true|, and how often each tie rule (``KScan.k_by``: "auto",
+Auto's; "smallest"; "eigengap") would choose it from the same scan. At ``--auto-pairs``
+pairs it also fits ``Auto(n_clusters=None)`` and ``Auto(true k)`` and prints both errors
+(when the chosen k is the true one the two are the same fit, seeded alike, and Auto(true
+k) is fitted once).
 
 Real sets as the papers used them (wine, breast cancer and segmentation standardised: their
 features are in different units); synthetic blobs in 5 dimensions with k in {2, 3, 5, 8,
@@ -46,6 +48,7 @@ REAL = ("iris", "wine", "breast_cancer", "digits", "segmentation", "usps", "pend
 STANDARDISED = {"wine", "breast_cancer", "segmentation"}
 BLOB_KS = (2, 3, 5, 8, 12, 15)
 BLOB_STDS = (1.5, 3.0)
+TIE_RULES = ("auto", "smallest", "eigengap")
 
 
 def dataset(name: str) -> tuple[np.ndarray, np.ndarray]:
@@ -97,9 +100,11 @@ def main() -> None:
     totals: dict = {}
     print(
         "| set | n | true k | pairs | chosen (per draw) | true k chosen | mean abs diff | "
-        "eigengap | silhouette | scan (s) | Auto(None) error | Auto(true k) error |"
+        "eigengap | silhouette | scan (s) | Auto(None) error | Auto(true k) error | "
+        + " | ".join(f"tie rule {r}" for r in TIE_RULES)
+        + " |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---" * (12 + len(TIE_RULES)) + "|")
     for name in args.sets.split(","):
         X, y = dataset(name)
         n, kt = len(y), len(np.unique(y))
@@ -107,6 +112,7 @@ def main() -> None:
         family = "synthetic" if name.startswith("blobs") else "real"
         for count in counts:
             chosen, gap, sil, secs, err_none, err_true = [], [], [], [], [], []
+            by_rule = {rule: [] for rule in TIE_RULES}
             for draw in range(args.draws):
                 cons = (
                     Constraints.from_labels(y, count, random_state=draw)
@@ -121,6 +127,8 @@ def main() -> None:
                 scan = choose_n_clusters(Xs, cs, rng, tie_break=args.tie_break, random_state=draw)
                 secs.append(time.perf_counter() - t0)
                 chosen.append(scan.n_clusters)
+                for rule in TIE_RULES:
+                    by_rule[rule].append(scan.k_by(rule) == kt)
                 gap.append(int(scan.ks[np.argmax(scan.eigengaps)]))
                 sil.append(silhouette_k(Xs, rng, draw))
                 if count == args.auto_pairs and not args.no_auto:
@@ -144,7 +152,11 @@ def main() -> None:
                             )
             hit = np.mean(np.array(chosen) == kt)
             key = (family, count)
-            tot = totals.setdefault(key, {"hit": [], "diff": [], "gap": [], "sil": []})
+            tot = totals.setdefault(
+                key, {"hit": [], "diff": [], "gap": [], "sil": [], **{r: [] for r in TIE_RULES}}
+            )
+            for rule in TIE_RULES:
+                tot[rule] += by_rule[rule]
             tot["hit"] += [c == kt for c in chosen]
             tot["diff"] += [abs(c - kt) for c in chosen]
             tot["gap"] += [g == kt for g in gap]
@@ -154,16 +166,24 @@ def main() -> None:
                 f"| {name} | {n} | {kt} | {count} | {chosen} | {hit:.0%} | "
                 f"{np.mean(np.abs(np.array(chosen) - kt)):.1f} | "
                 f"{np.mean(np.array(gap) == kt):.0%} | {np.mean(np.array(sil) == kt):.0%} | "
-                f"{np.mean(secs):.1f} | {auto_cols} |",
+                f"{np.mean(secs):.1f} | {auto_cols} | "
+                + " | ".join(f"{np.mean(by_rule[r]):.0%}" for r in TIE_RULES)
+                + " |",
                 flush=True,
             )
-    print("\n| family | pairs | fits | true k chosen | mean abs diff | eigengap | silhouette |")
-    print("|---|---|---|---|---|---|---|")
+    print(
+        "\n| family | pairs | fits | true k chosen | mean abs diff | eigengap | silhouette | "
+        + " | ".join(f"tie rule {r}" for r in TIE_RULES)
+        + " |"
+    )
+    print("|---" * (7 + len(TIE_RULES)) + "|")
     for (family, count), tot in sorted(totals.items()):
         print(
             f"| {family} | {count} | {len(tot['hit'])} | {np.mean(tot['hit']):.0%} | "
             f"{np.mean(tot['diff']):.2f} | {np.mean(tot['gap']):.0%} | "
-            f"{np.mean(tot['sil']):.0%} |"
+            f"{np.mean(tot['sil']):.0%} | "
+            + " | ".join(f"{np.mean(tot[r]):.0%}" for r in TIE_RULES)
+            + " |"
         )
     print(f"\npeak memory: {peak_rss_mib():.0f} MiB")
     print(f"load average after: {os.getloadavg()}")

@@ -743,12 +743,16 @@ def test_tie_rule_follows_a_clear_eigengap_only():
         auto_ks.append(scan.n_clusters)
         smallest = scan_n_clusters(W, cons, (2, 10), random_state=seed, tie_break="smallest")
         assert smallest.tie_rule == "smallest" and np.array_equal(smallest.scores, scan.scores)
+        # every rule replayed on one scan is the rule's own scan
+        assert scan.k_by("smallest") == smallest.n_clusters and scan.k_by("auto") == 6
         smallest_ks.append(smallest.n_clusters)
     assert auto_ks == [6] * 6
     # the smallest tied k leans low when must-links are this few
     assert min(smallest_ks) < 6
     with pytest.raises(ValueError, match="tie_break"):
         scan_n_clusters(W, cons, (2, 10), tie_break="largest")
+    with pytest.raises(ValueError, match="tie_break"):
+        scan.k_by("largest")
 
 
 def test_pair_kappa_and_k_ranges():

@@ -218,6 +218,23 @@ class KScan:
     tied: np.ndarray
     tie_rule: str = "smallest"
 
+    def k_by(self, tie_break: str) -> int:
+        """The k that ``tie_break`` (as in :func:`scan_n_clusters`) keeps among this scan's
+        tied k: the other tie rules replayed on the same scores, without refitting.
+
+        Parameters
+        ----------
+        tie_break : {"auto", "smallest", "eigengap"}
+
+        Returns
+        -------
+        int
+        """
+        _check_tie_break(tie_break)
+        if self.rule == "eigengap":
+            return self.n_clusters
+        return int(self.ks[_break_tie(np.asarray(self.tied), self.eigengaps, tie_break)[0]])
+
     def score_of(self, k: int) -> float:
         """The score at ``k``."""
         return float(self.scores[np.flatnonzero(self.ks == k)[0]])
@@ -308,8 +325,7 @@ def scan_n_clusters(
     n = W.shape[0]
     if not 2 <= lo <= hi < n:
         raise ValueError(f"k range ({lo}, {hi}) must satisfy 2 <= min <= max < n_samples = {n}.")
-    if tie_break not in TIE_BREAKS:
-        raise ValueError(f"tie_break must be 'auto', 'smallest' or 'eigengap', got {tie_break!r}.")
+    _check_tie_break(tie_break)
     rng = check_random_state(random_state)
     seed = int(rng.randint(2**31 - 1))
     m = min(max(hi + 1, n_components), n)
@@ -369,6 +385,11 @@ def clear_eigengap_k(gaps: np.ndarray, ratio: float = CLEAR_GAP_RATIO) -> int | 
         return None
     top, second = np.sort(gaps)[::-1][:2]
     return int(np.argmax(gaps)) if top > 0 and top >= ratio * second else None
+
+
+def _check_tie_break(tie_break: str) -> None:
+    if tie_break not in TIE_BREAKS:
+        raise ValueError(f"tie_break must be 'auto', 'smallest' or 'eigengap', got {tie_break!r}.")
 
 
 def _break_tie(tied: np.ndarray, gaps: np.ndarray, tie_break: str) -> tuple[int, str]:
