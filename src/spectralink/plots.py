@@ -360,7 +360,7 @@ def plot_k_scan(
         ax.axvline(scan.n_clusters, color="tab:red", lw=1.2, ls="--")
     how = (
         " (a clear eigengap among the tied)"
-        if scan.rule == "pairs" and scan.tie_rule == "eigengap"
+        if scan.rule == "pairs" and scan.tie_rule == "eigengap" and np.sum(scan.tied) > 1
         else ""
     )
     top.plot([], [], color="tab:red", ls="--", label=f"chosen: k = {scan.n_clusters}{how}")
