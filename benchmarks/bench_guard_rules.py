@@ -9,6 +9,8 @@ and NCut violate. The report then replays candidate rules on the records:
 
 * ``none``: always keep the constrained partition;
 * ``in_sample``: fall back to NCut when the partition violates more of the given pairs;
+* ``<rule>+veto``: as ``<rule>``, and also fall back when NCut violates clearly fewer of the
+  given pairs (by two binomial standard errors: the library's veto, before the folds);
 * ``<folds>:<score>:<mode>``: pooled held-out score of the refits against NCut's, ``acc``
   (share of pairs satisfied) or ``bal`` (mean of the must-link and cannot-link shares);
   ``worse``: fall back when the refits score lower; ``notbetter``: fall back unless they
@@ -143,7 +145,21 @@ def _score(c, kind: str) -> float:
     return float(np.mean(parts))
 
 
+def _clearly_fewer(c, c_ref) -> bool:
+    """Whether counts ``c`` violate clearly fewer pairs than ``c_ref`` (the library's
+    :func:`spectralink.metrics.clearly_fewer_violations`: by two binomial standard errors)."""
+    n = c_ref[0] + c_ref[1]
+    if n == 0:
+        return False
+    v_ref, v = (c_ref[2] + c_ref[3]) / n, (c[2] + c[3]) / n
+    return v < v_ref - 2.0 * np.sqrt(max(v_ref, 1.0 / n) * (1.0 - v_ref) / n)
+
+
 def falls_back(rec: dict, rule: str) -> bool:
+    if rule.endswith("+veto"):
+        # also when NCut violates clearly fewer of the given pairs than the partition
+        base = rule.removesuffix("+veto")
+        return falls_back(rec, base) or _clearly_fewer(rec["insample_ncut"], rec["insample"])
     if rule == "none":
         return False
     if rule == "all":  # the unconstrained partition always (NCut's error)
@@ -164,12 +180,16 @@ def falls_back(rec: dict, rule: str) -> bool:
     return _score(rec["insample"], "acc") <= _score(rec["insample_ncut"], "acc")
 
 
-RULES = ["none", "in_sample"] + [
-    f"{by}:{kind}:{mode}"
-    for by in ("pairs", "points")
-    for kind in ("acc", "bal")
-    for mode in ("worse", "notbetter", "tie")
-]
+RULES = (
+    ["none", "in_sample"]
+    + [
+        f"{by}:{kind}:{mode}"
+        for by in ("pairs", "points")
+        for kind in ("acc", "bal")
+        for mode in ("worse", "notbetter", "tie")
+    ]
+    + ["points:acc:notbetter+veto", "points:acc:tie+veto"]
+)
 
 
 def report(records: list[dict], folds: int = FOLDS) -> str:
@@ -211,7 +231,7 @@ def report(records: list[dict], folds: int = FOLDS) -> str:
         n_fb = sum(falls_back(r, rule) for r in records)
         share = kept / full if full > 0 else float("nan")
         lines.append(f"| `{rule}` | {len(hurt)} | {share:.2f} | {n_fb} / {len(records)} |")
-    chosen = "points:acc:notbetter"
+    chosen = "points:acc:notbetter+veto"
     lines += ["", f"Hurt cells under `{chosen}` (the library's rule):", ""]
     for c, rs in sorted(cells.items()):
         e, en = mean_err(rs, chosen), np.mean([r["err_ncut"] for r in rs])

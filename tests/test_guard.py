@@ -70,7 +70,7 @@ def test_rule_and_partition_identity():
 def test_fires_on_a_method_that_ignores_the_structure(blobs):
     X, y, cons = blobs
     est = NoisyMethod(3, random_state=0)
-    with pytest.warns(ConstraintsIgnoredWarning, match="did not help on held-out pairs"):
+    with pytest.warns(ConstraintsIgnoredWarning, match="constraints did not help"):
         est.fit(X, constraints=cons)
     assert est.fallback_
     assert isinstance(est.guard_, GuardReport) and est.guard_.fallback
@@ -120,9 +120,10 @@ def test_too_few_constrained_points_judge_the_given_pairs(blobs):
     a, b = np.flatnonzero(y == 0)[:2]
     ml = Constraints([(a, b)], [], n_samples=len(y))
     assert len(ml.constrained_points) < GUARD_FOLDS
-    with pytest.warns(ConstraintsIgnoredWarning, match="no pair could be held out"):
+    # breaking the one pair NCut keeps is a veto of the given pairs, before any fold
+    with pytest.warns(ConstraintsIgnoredWarning, match="clearly more than the unconstrained"):
         noisy = NoisyMethod(3, random_state=0).fit(X, constraints=ml)
-    assert noisy.fallback_ and noisy.guard_.n_held_out == 0
+    assert noisy.fallback_ and noisy.guard_.n_held_out == 0 and noisy.guard_.vetoed
     assert noisy.guard_.violated_reference == 0  # NCut keeps the two together
     # a method that satisfies a pair NCut breaks is kept
     c = np.flatnonzero(y == 1)[0]
@@ -151,9 +152,13 @@ def test_held_out_guard_judges_unseen_pairs_only():
         seen.append(train)
         return np.arange(len(y))  # every point alone: violates every must-link
 
-    labels = np.arange(len(y))
+    # the fit itself keeps every given pair (one unconstrained point moved), so the given
+    # pairs do not veto and the folds judge
+    labels = y.copy()
+    free = np.setdiff1d(np.arange(len(y)), cons.constrained_points)[0]
+    labels[free] = (y[free] + 1) % 3
     report = held_out_guard(refit, labels, y, cons, random_state=0)
-    assert len(seen) == GUARD_FOLDS
+    assert not report.vetoed and len(seen) == GUARD_FOLDS
     assert report.violated_reference == 0
     assert report.fallback
     held_ml = report.violated  # the singletons violate exactly the held-out must-links
@@ -186,13 +191,43 @@ def test_reference_is_ncut_at_its_defaults(blobs):
 def test_refits_that_fail_leave_the_given_pairs_to_judge(blobs):
     X, _, cons = blobs
 
+    reference = NCut(3, random_state=0).fit(X).labels_
+    moved = reference.copy()  # NCut's partition with one unconstrained point moved
+    free = np.setdiff1d(np.arange(len(moved)), cons.constrained_points)[0]
+    moved[free] = (moved[free] + 1) % 3
+
     class NeedsAllPairs(NoisyMethod):
         def _fit(self, X, constraints):
             if len(constraints) < len(cons):
                 raise ValueError("too few pairs for this method")
-            super()._fit(X, constraints)
+            self.affinity_matrix_ = self._affinity(X)
+            self.labels_ = moved
 
     with pytest.warns(ConstraintsIgnoredWarning, match="no pair could be held out"):
         est = NeedsAllPairs(3, random_state=0).fit(X, constraints=cons)
-    assert est.fallback_ and est.guard_.n_held_out == 0
-    assert est.guard_.violated > est.guard_.violated_reference
+    assert est.fallback_ and est.guard_.n_held_out == 0 and not est.guard_.vetoed
+    # a tie on the given pairs goes to the unconstrained partition
+    assert est.guard_.violated == est.guard_.violated_reference
+
+
+def test_given_pairs_veto_before_any_refit():
+    # a partition that breaks every must-link NCut keeps is a failed fit: the guard returns
+    # the unconstrained partition without refitting; one that breaks none goes to the folds
+    y = np.repeat([0, 1, 2], 20)
+    cons = Constraints.from_labels(y, 40, random_state=1)
+    assert cons.n_must_link > 0
+    calls = []
+
+    def refit(train):
+        calls.append(train)
+        return y
+
+    singletons = np.arange(len(y))  # violates exactly the must-links
+    report = held_out_guard(refit, singletons, y, cons, random_state=0)
+    assert report.vetoed and report.fallback and report.n_held_out == 0
+    assert report.violated == cons.n_must_link and report.violated_reference == 0
+    assert calls == []
+    assert "clearly more than the unconstrained partition's 0" in str(report)
+    # the reference itself breaking the pairs: no veto, the folds judge
+    report = held_out_guard(refit, y, singletons, cons, random_state=0)
+    assert not report.vetoed and not report.fallback and len(calls) == GUARD_FOLDS

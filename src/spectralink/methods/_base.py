@@ -203,7 +203,7 @@ class ConstrainedFitMixin(ClusterMixin, BaseEstimator):
         if report is not None and report.fallback:
             warnings.warn(
                 f"{type(self).__name__} returned the unconstrained partition: the "
-                f"constraints did not help on held-out pairs ({report}). Pass guard=None "
+                f"constraints did not help ({report}). Pass guard=None "
                 "for the constrained partition as the method gives it.",
                 ConstraintsIgnoredWarning,
                 stacklevel=3,

@@ -19,6 +19,13 @@ for COP-KMeans), on pairs the constrained fit did not see:
    the unconstrained partition is returned, with ``fallback_`` set and an
    :class:`~spectralink.exceptions.ConstraintsIgnoredWarning`.
 
+Before any refit, the given pairs can veto: when the constrained partition violates clearly
+more of them than the unconstrained partition does (:func:`~spectralink.metrics.
+clearly_fewer_violations`: by two binomial standard errors), the unconstrained partition is
+returned at once. Fitting the pairs is what a constrained method is for, so a partition
+further from them than NCut's is a failed fit (e.g. an unlucky k-means start on a small
+cluster) whatever its refits would say; the held-out folds judge only partitions that pass.
+
 With fewer constrained points than folds nothing can be held out; the same rule is then
 applied to the given pairs themselves (the constrained partition must violate fewer of them).
 A fold whose few training pairs the method cannot fit (a ``ValueError``, e.g. none left) is
@@ -42,6 +49,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..constraints import Constraints, UnfoldableConstraintsError, split_constraints
+from ..metrics import clearly_fewer_violations
 
 __all__ = [
     "GUARD_FOLDS",
@@ -73,15 +81,25 @@ class GuardReport:
         The pairs violated by the unconstrained partition.
     fallback : bool
         Whether the unconstrained partition was returned.
+    vetoed : bool
+        Whether the given pairs decided alone, before any refit: the method's partition
+        violates clearly more of them than the unconstrained one (``n_held_out`` is then 0,
+        and ``violated`` counts the given pairs).
     """
 
     n_held_out: int
     violated: int
     violated_reference: int
     fallback: bool
+    vetoed: bool = False
 
     def __str__(self) -> str:
         kept = "unconstrained partition returned" if self.fallback else "constrained partition kept"
+        if self.vetoed:
+            return (
+                f"{kept}: of the given pairs, the method violates {self.violated}, clearly "
+                f"more than the unconstrained partition's {self.violated_reference}"
+            )
         if self.n_held_out == 0:
             return (
                 f"{kept}: no pair could be held out (too few constrained points, or no refit "
@@ -135,12 +153,20 @@ def held_out_guard(
     Returns
     -------
     GuardReport, or None
-        None when the two partitions are the same (nothing to choose, no refit). With
-        fewer constrained points than folds, the report judges the given pairs
-        (``n_held_out`` 0).
+        None when the two partitions are the same (nothing to choose, no refit). When the
+        given pairs veto (``vetoed``), or with fewer constrained points than folds, the
+        report judges the given pairs (``n_held_out`` 0).
     """
     if same_partition(labels, reference_labels):
         return None
+    if clearly_fewer_violations(reference_labels, labels, constraints):
+        return GuardReport(
+            n_held_out=0,
+            violated=int(constraints.violated(labels).sum()),
+            violated_reference=int(constraints.violated(reference_labels).sum()),
+            fallback=True,
+            vetoed=True,
+        )
     try:
         folds, _ = split_constraints(constraints, GUARD_FOLDS, "points", random_state)
     except UnfoldableConstraintsError:
