@@ -11,6 +11,8 @@ and NCut violate. The report then replays candidate rules on the records:
 * ``in_sample``: fall back to NCut when the partition violates more of the given pairs;
 * ``<rule>+veto``: as ``<rule>``, and also fall back when NCut violates clearly fewer of the
   given pairs (by two binomial standard errors: the library's veto, before the folds);
+* ``margin``: fall back unless the refits' score beats NCut's by one binomial standard error
+  of NCut's score on the held-out pairs;
 * ``<folds>:<score>:<mode>``: pooled held-out score of the refits against NCut's, ``acc``
   (share of pairs satisfied) or ``bal`` (mean of the must-link and cannot-link shares);
   ``worse``: fall back when the refits score lower; ``notbetter``: fall back unless they
@@ -85,7 +87,9 @@ def _fit(name: str, k: int, X, cons, seed: int) -> np.ndarray:
         return est.fit(X, constraints=cons).labels_
 
 
-def run_instance(fam: str, params: dict, folds: int = FOLDS) -> list[dict]:
+def run_instance(
+    fam: str, params: dict, folds: int = FOLDS, schemes_run: tuple[str, ...] = ("pairs", "points")
+) -> list[dict]:
     X, y = family(fam, 1, **params)
     k = len(np.unique(y))
     name = _instance_name(fam, params)
@@ -96,7 +100,7 @@ def run_instance(fam: str, params: dict, folds: int = FOLDS) -> list[dict]:
             cons = draw_constraints(y, count, "pairs", seed)
             ncut = _fit("ncut", k, X, None, seed)
             schemes = {}
-            for by in ("pairs", "points"):
+            for by in schemes_run:
                 try:
                     schemes[by] = split_constraints(cons, folds, by, seed)[0]
                 except ValueError:
@@ -175,6 +179,9 @@ def falls_back(rec: dict, rule: str) -> bool:
     sm, sr = _score(m, kind), _score(r, kind)
     if mode == "worse":
         return sm < sr
+    if mode == "margin":  # unless the refits beat NCut by one binomial standard error
+        n = max(r[0] + r[1], 1)
+        return not sm > sr + np.sqrt(max(1 - sr, 1 / n) * sr / n)
     if mode == "notbetter" or sm != sr:
         return not sm > sr
     return _score(rec["insample"], "acc") <= _score(rec["insample_ncut"], "acc")
@@ -188,7 +195,7 @@ RULES = (
         for kind in ("acc", "bal")
         for mode in ("worse", "notbetter", "tie")
     ]
-    + ["points:acc:notbetter+veto", "points:acc:tie+veto"]
+    + ["points:acc:notbetter+veto", "points:acc:tie+veto", "points:acc:margin+veto"]
 )
 
 
@@ -221,6 +228,9 @@ def report(records: list[dict], folds: int = FOLDS) -> str:
         np.mean([r["err_ncut"] for r in cells[c]]) - mean_err(cells[c], "none") for c in helped
     )
     for rule in RULES:
+        by = rule.split(":")[0]
+        if ":" in rule and not any(r.get(by) is not None for r in records):
+            continue  # that scheme was not refitted (--by)
         hurt = [
             c
             for c, rs in cells.items()
@@ -245,6 +255,9 @@ def main(argv=None) -> None:
     p.add_argument("--jobs", type=int, default=1, help="instances run in parallel")
     p.add_argument("--report-only", action="store_true")
     p.add_argument("--folds", type=int, default=FOLDS, help="folds per scheme (library: 3)")
+    p.add_argument(
+        "--by", default="pairs,points", help="fold schemes to refit (others are not reported)"
+    )
     args = p.parse_args(argv)
     OUT.mkdir(parents=True, exist_ok=True)
     stem = "rules" if args.folds == FOLDS else f"rules_f{args.folds}"
@@ -255,7 +268,12 @@ def main(argv=None) -> None:
             done = {json.loads(line)["inst"] for line in path.read_text().splitlines()}
         todo = [(f, p_) for f, p_ in INSTANCES if _instance_name(f, p_) not in done]
         with ProcessPoolExecutor(max_workers=args.jobs) as pool, path.open("a") as fh:
-            columns = [*zip(*todo, strict=True), [args.folds] * len(todo)] if todo else []
+            by = tuple(args.by.split(","))
+            columns = (
+                [*zip(*todo, strict=True), [args.folds] * len(todo), [by] * len(todo)]
+                if todo
+                else []
+            )
             for recs in pool.map(run_instance, *columns) if todo else []:
                 for r in recs:
                     fh.write(json.dumps(r) + "\n")
