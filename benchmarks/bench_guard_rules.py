@@ -13,6 +13,9 @@ and NCut violate. The report then replays candidate rules on the records:
   given pairs (by two binomial standard errors: the library's veto, before the folds);
 * ``margin``: fall back unless the refits' score beats NCut's by one binomial standard error
   of NCut's score on the held-out pairs;
+* ``paired``: fall back unless, of the held-out pairs exactly one of the two gets right, the
+  refits get ``b`` and NCut ``c`` with ``b - c > sqrt(b + c)`` (one standard error of a
+  sign test; records without these counts fall back to ``notbetter``);
 * ``<folds>:<score>:<mode>``: pooled held-out score of the refits against NCut's, ``acc``
   (share of pairs satisfied) or ``bal`` (mean of the must-link and cannot-link shares);
   ``worse``: fall back when the refits score lower; ``notbetter``: fall back unless they
@@ -128,9 +131,12 @@ def run_instance(
                         except Exception:
                             judged = None
                             break
+                        vm, vr = cons.violated(refit)[test], cons.violated(ncut)[test]
                         judged.append({
                             "m": _held_counts(refit, cons, test),
                             "r": _held_counts(ncut, cons, test),
+                            # discordant held-out pairs: only the refit / only NCut right
+                            "d": [int((~vm & vr).sum()), int((vm & ~vr).sum())],
                         })  # fmt: skip
                     rec[by] = judged
                 records.append(rec)
@@ -179,6 +185,11 @@ def falls_back(rec: dict, rule: str) -> bool:
     sm, sr = _score(m, kind), _score(r, kind)
     if mode == "worse":
         return sm < sr
+    if mode == "paired":  # unless the refits win the discordant pairs by one standard error
+        if any("d" not in f for f in folds):
+            return not sm > sr
+        b, c = np.sum([f["d"] for f in folds], axis=0)
+        return not b - c > np.sqrt(b + c)
     if mode == "margin":  # unless the refits beat NCut by one binomial standard error
         n = max(r[0] + r[1], 1)
         return not sm > sr + np.sqrt(max(1 - sr, 1 / n) * sr / n)
@@ -196,6 +207,7 @@ RULES = (
         for mode in ("worse", "notbetter", "tie")
     ]
     + ["points:acc:notbetter+veto", "points:acc:tie+veto", "points:acc:margin+veto"]
+    + ["points:acc:paired+veto"]
 )
 
 
