@@ -123,9 +123,9 @@ def run_instance(
                     "insample": _held_counts(labels, cons, everything),
                     "insample_ncut": _held_counts(ncut, cons, everything),
                 }  # fmt: skip
-                for by, folds in schemes.items():
+                for by, scheme in schemes.items():
                     judged = []
-                    for train, test in folds:
+                    for train, test in scheme:
                         try:
                             refit = _fit(m, k, X, cons.take(train), seed)
                         except Exception:
