@@ -59,9 +59,12 @@ def blobs():
 
 
 def test_rule_and_partition_identity():
-    assert keeps_constrained(3, 4)
+    # won - lost must exceed one standard error, sqrt(won + lost)
+    assert keeps_constrained(10, 2)  # 8 > sqrt(12)
+    assert not keeps_constrained(6, 3)  # 3 = sqrt(9): within the noise
     assert not keeps_constrained(4, 4)  # ties go to the unconstrained partition
-    assert not keeps_constrained(5, 4)
+    assert not keeps_constrained(4, 5)
+    assert keeps_constrained(1, 0, margin=0.0) and not keeps_constrained(0, 0, margin=0.0)
     assert same_partition([0, 0, 1, 2], [2, 2, 0, 1])
     assert not same_partition([0, 0, 1, 2], [0, 1, 1, 2])
     assert not same_partition([0, 0, 1, 1], [0, 0, 1, 2])
@@ -162,6 +165,7 @@ def test_held_out_guard_judges_unseen_pairs_only():
     assert report.violated_reference == 0
     assert report.fallback
     held_ml = report.violated  # the singletons violate exactly the held-out must-links
+    assert report.won == 0 and report.lost == held_ml  # every discordant pair is lost
     assert 0 < held_ml <= report.n_held_out
 
 

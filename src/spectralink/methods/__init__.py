@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from ._base import ConstrainedFitMixin
 from ._graph import AffinityGraphMixin, ConstrainedClusteringMixin, shareable_knn_graph
-from ._guard import GUARD_FOLDS, GuardReport, held_out_guard
+from ._guard import GUARD_FOLDS, GUARD_MARGIN, GuardReport, held_out_guard
 
 __all__ = [
     "GUARD_FOLDS",
+    "GUARD_MARGIN",
     "AffinityGraphMixin",
     "ConstrainedClusteringMixin",
     "ConstrainedFitMixin",
