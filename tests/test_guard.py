@@ -235,3 +235,15 @@ def test_given_pairs_veto_before_any_refit():
     # the reference itself breaking the pairs: no veto, the folds judge
     report = held_out_guard(refit, y, singletons, cons, random_state=0)
     assert not report.vetoed and not report.fallback and len(calls) == GUARD_FOLDS
+
+
+def test_a_graph_is_shared_only_where_the_guarded_fit_is_the_same():
+    # the guard judges a precomputed affinity against NCut on it, and a fit from features
+    # against NCut at its defaults: E2CP's 10-neighbour graph handed over precomputed would
+    # change its reference, so the protocol may share only NCut's default graph with it
+    from spectralink.methods import shareable_knn_graph
+
+    assert shareable_knn_graph(get_method("ccsr")(n_clusters=3)) == (20, None)
+    assert shareable_knn_graph(get_method("e2cp")(n_clusters=3)) is None
+    assert shareable_knn_graph(get_method("e2cp")(n_clusters=3, guard=None)) == (10, None)
+    assert shareable_knn_graph(get_method("e2cp")(n_clusters=3, n_neighbors=20)) == (20, None)

@@ -308,7 +308,10 @@ def shareable_knn_graph(estimator: BaseEstimator) -> tuple | None:
 
     Not None only when the estimator builds its graph with the base class's standard
     ``knn_affinity`` (it does not override ``_affinity``) and accepts a precomputed one, so
-    that a graph built once can be handed to it as ``affinity="precomputed"``.
+    that a graph built once can be handed to it as ``affinity="precomputed"``; and, when
+    its held-out guard is on, only for NCut's default graph: the guard compares a fit on a
+    precomputed affinity with NCut on that affinity, and a fit from features with NCut at
+    its defaults, so on any other graph the two fits would differ.
     """
     if not isinstance(estimator, AffinityGraphMixin):
         return None
@@ -320,4 +323,15 @@ def shareable_knn_graph(estimator: BaseEstimator) -> tuple | None:
     params = estimator.get_params(deep=False)
     if params.get("affinity") != "knn" or "n_neighbors" not in params or "sigma" not in params:
         return None
+    key = (params["n_neighbors"], params["sigma"])
+    if params.get("guard") is not None and key != _ncut_default_graph():
+        return None
+    return key
+
+
+def _ncut_default_graph() -> tuple:
+    """``(n_neighbors, sigma)`` of NCut's default k-NN graph."""
+    from .ncut import NCut
+
+    params = NCut().get_params()
     return (params["n_neighbors"], params["sigma"])
