@@ -22,12 +22,12 @@ for COP-KMeans), on pairs the constrained fit did not see:
    returned, with ``fallback_`` set and an
    :class:`~spectralink.exceptions.ConstraintsIgnoredWarning`.
 
-Before any refit, the given pairs can veto: when the constrained partition violates clearly
-more of them than the unconstrained partition does (:func:`~spectralink.metrics.
-clearly_fewer_violations`: by two binomial standard errors), the unconstrained partition is
-returned at once. Fitting the pairs is what a constrained method is for, so a partition
-further from them than NCut's is a failed fit (e.g. an unlucky k-means start on a small
-cluster) whatever its refits would say; the held-out folds judge only partitions that pass.
+Before any refit, the given pairs can veto: when the constrained partition violates more of
+them than the unconstrained partition does, the unconstrained partition is returned at once.
+Fitting the pairs is what a constrained method is for, so a partition further from them than
+NCut's is a failed fit (e.g. an unlucky k-means start that merged a small cluster) whatever
+its refits would say: the refits judge the method on part of the pairs, not this partition.
+The held-out folds judge only partitions that pass.
 
 With fewer constrained points than folds nothing can be held out; the given pairs then
 judge, and the constrained partition must violate strictly fewer of them (one or two pairs
@@ -55,7 +55,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..constraints import Constraints, UnfoldableConstraintsError, split_constraints
-from ..metrics import clearly_fewer_violations
 
 __all__ = [
     "GUARD_FOLDS",
@@ -99,7 +98,7 @@ class GuardReport:
         (``lost``); on the given pairs when ``n_held_out`` is 0.
     vetoed : bool
         Whether the given pairs decided alone, before any refit: the method's partition
-        violates clearly more of them than the unconstrained one (``n_held_out`` is then 0,
+        violates more of them than the unconstrained one (``n_held_out`` is then 0,
         and ``violated`` counts the given pairs).
     """
 
@@ -115,8 +114,8 @@ class GuardReport:
         kept = "unconstrained partition returned" if self.fallback else "constrained partition kept"
         if self.vetoed:
             return (
-                f"{kept}: of the given pairs, the method violates {self.violated}, clearly "
-                f"more than the unconstrained partition's {self.violated_reference}"
+                f"{kept}: of the given pairs, the method violates {self.violated}, more than "
+                f"the unconstrained partition's {self.violated_reference}"
             )
         if self.n_held_out == 0:
             return (
@@ -183,8 +182,9 @@ def held_out_guard(
     if same_partition(labels, reference_labels):
         return None
     violated_ref = constraints.violated(reference_labels)
-    if clearly_fewer_violations(reference_labels, labels, constraints):
-        return _given_pairs_report(constraints.violated(labels), violated_ref, vetoed=True)
+    violated_all = constraints.violated(labels)
+    if violated_all.sum() > violated_ref.sum():
+        return _given_pairs_report(violated_all, violated_ref, vetoed=True)
     try:
         folds, _ = split_constraints(constraints, GUARD_FOLDS, "points", random_state)
     except UnfoldableConstraintsError:
@@ -206,7 +206,7 @@ def held_out_guard(
         lost += int((v & ~v_ref).sum())
         n_held += len(test)
     if n_held == 0:  # nothing could be held out: the given pairs judge
-        return _given_pairs_report(constraints.violated(labels), violated_ref, vetoed=False)
+        return _given_pairs_report(violated_all, violated_ref, vetoed=False)
     return GuardReport(
         n_held_out=n_held,
         violated=violated,
