@@ -170,7 +170,9 @@ def test_scacs_with_a_landmark_per_point_generalises_poorly():
     cons = Constraints.from_labels(ytr, 100, random_state=0)
     accs = {}
     for p in (500, 100):
-        model = get_method("scacs")(3, n_landmarks=p, random_state=0).fit(Xtr, constraints=cons)
+        # SCACS's own directions, as the paper defines them (guard=None)
+        model = get_method("scacs")(3, n_landmarks=p, random_state=0, guard=None)
+        model.fit(Xtr, constraints=cons)
         assert not model.fallback_
         cmap = _class_map(ytr, model.labels_, 3)
         accs[p] = (np.mean(cmap[model.labels_] == ytr), np.mean(cmap[model.predict(Xte)] == yte))
