@@ -15,7 +15,10 @@ and NCut violate. The report then replays candidate rules on the records:
   of NCut's score on the held-out pairs;
 * ``paired``: fall back unless, of the held-out pairs exactly one of the two gets right, the
   refits get ``b`` and NCut ``c`` with ``b - c > sqrt(b + c)`` (one standard error of a
-  sign test; records without these counts fall back to ``notbetter``);
+  sign test, :func:`spectralink.methods.keeps_constrained`); when ``b + c`` is too small
+  for any lead to pass (:func:`spectralink.methods.held_out_can_decide`), the given pairs
+  judge: keep when the partition violates strictly fewer of them (records without these
+  counts fall back to ``notbetter``);
 * ``<folds>:<score>:<mode>``: pooled held-out score of the refits against NCut's, ``acc``
   (share of pairs satisfied) or ``bal`` (mean of the must-link and cannot-link shares);
   ``worse``: fall back when the refits score lower; ``notbetter``: fall back unless they
@@ -47,7 +50,7 @@ import numpy as np
 from spectralink import get_method
 from spectralink.constraints import split_constraints
 from spectralink.experiments import cell_seed, draw_constraints
-from spectralink.methods import GUARD_FOLDS
+from spectralink.methods import GUARD_FOLDS, held_out_can_decide, keeps_constrained
 from spectralink.metrics import clustering_error
 
 from ._common import RESULTS
@@ -185,7 +188,10 @@ def falls_back(rec: dict, rule: str) -> bool:
         if any("d" not in f for f in folds):
             return not sm > sr
         b, c = np.sum([f["d"] for f in folds], axis=0)
-        return not b - c > np.sqrt(b + c)
+        if not held_out_can_decide(b + c):
+            m, r = rec["insample"], rec["insample_ncut"]
+            return not m[2] + m[3] < r[2] + r[3]
+        return not keeps_constrained(b, c)
     if mode == "margin":  # unless the refits beat NCut by one binomial standard error
         n = max(r[0] + r[1], 1)
         return not sm > sr + np.sqrt(max(1 - sr, 1 / n) * sr / n)

@@ -237,6 +237,33 @@ def test_given_pairs_veto_before_any_refit():
     assert not report.vetoed and not report.fallback and len(calls) == GUARD_FOLDS
 
 
+def test_held_out_pairs_that_cannot_decide_leave_the_given_pairs_to_judge():
+    # refits that agree with the unconstrained partition on every held-out pair give no
+    # lead at all (won = lost = 0: no outcome could pass the margin), so the given pairs
+    # judge: a partition that violates fewer of them is kept, a tie is not
+    from spectralink.methods import held_out_can_decide
+
+    assert not held_out_can_decide(0) and not held_out_can_decide(1)
+    assert held_out_can_decide(2) and not held_out_can_decide(4, margin=2.0)
+    y = np.repeat([0, 1, 2], 20)
+    cons = Constraints.from_labels(y, 40, random_state=1)
+    moved = y.copy()  # the unconstrained partition with one constrained point moved
+    point = cons.constrained_points[0]
+    moved[point] = (moved[point] + 1) % 3
+    assert cons.violated(moved).sum() > 0
+
+    report = held_out_guard(lambda train: moved, y, moved, cons, random_state=0)
+    assert report.undecided and not report.fallback and report.n_held_out > 0
+    assert report.violated == 0 < report.violated_reference
+    assert "could not decide" in str(report)
+    other = moved.copy()  # another partition, but as many given pairs violated
+    free = np.setdiff1d(np.arange(len(y)), cons.constrained_points)[0]
+    other[free] = (other[free] + 1) % 3
+    report = held_out_guard(lambda train: moved, other, moved, cons, random_state=0)
+    assert report.undecided and report.fallback
+    assert report.violated == report.violated_reference > 0
+
+
 def test_a_graph_is_shared_only_where_the_guarded_fit_is_the_same():
     # the guard judges a precomputed affinity against NCut on it, and a fit from features
     # against NCut at its defaults: E2CP's 10-neighbour graph handed over precomputed would

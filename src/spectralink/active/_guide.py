@@ -8,6 +8,7 @@ import numpy as np
 from sklearn.base import clone
 
 from ..constraints import Constraints
+from ..methods import unguarded_clone
 from ._selector import PairSelector
 
 #: A searching estimator (:class:`~spectralink.Auto`) inside the loop searches again once the
@@ -74,10 +75,9 @@ def guide_for(estimator):
     (:class:`~spectralink.Auto`), its search at checkpoints (:class:`_SearchCheckpoints`)."""
     if callable(getattr(estimator, "refit_choice", None)):
         return _SearchCheckpoints(estimator)
-    params = estimator.get_params(deep=False)
-    if params.get("guard") is None:
+    if estimator.get_params(deep=False).get("guard") is None:
         return estimator
-    return clone(estimator).set_params(guard=None)
+    return unguarded_clone(estimator)
 
 
 def copy_for_refit(guide):

@@ -15,11 +15,11 @@ from __future__ import annotations
 import threading
 
 import numpy as np
-from sklearn.base import clone
 from sklearn.decomposition import PCA
 
 from ..active import PairSelector, QuerySession, add_answers
 from ..constraints import Constraints
+from ..methods import unguarded_clone
 from ._fitter import Fitter
 from ._items import ItemView
 from ._log import AnswerLog
@@ -280,11 +280,9 @@ class LabelSession:
         cons = self.constraints()
         self.fitting = True
         try:
-            est = clone(self.preview)
-            if est.get_params(deep=False).get("guard") is not None:
-                # as the loop's guide: the method's partition, without the guard's refits,
-                # which would multiply the cost of every preview beside the clicks
-                est.set_params(guard=None)
+            # as the loop's guide: the method's partition, without the guard's refits,
+            # which would multiply the cost of every preview beside the clicks
+            est = unguarded_clone(self.preview)
             est = self.fitter.submit(est, cons).result()
             labels, error = np.asarray(est.labels_), None
         except Exception as exc:  # shown on the page; the labelling goes on

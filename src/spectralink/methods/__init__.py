@@ -12,7 +12,15 @@ from __future__ import annotations
 
 from ._base import ConstrainedFitMixin
 from ._graph import AffinityGraphMixin, ConstrainedClusteringMixin, shareable_knn_graph
-from ._guard import GUARD_FOLDS, GUARD_MARGIN, GuardReport, held_out_guard
+from ._guard import (
+    GUARD_FOLDS,
+    GUARD_MARGIN,
+    GuardReport,
+    held_out_can_decide,
+    held_out_guard,
+    keeps_constrained,
+    unguarded_clone,
+)
 
 __all__ = [
     "GUARD_FOLDS",
@@ -21,6 +29,9 @@ __all__ = [
     "ConstrainedClusteringMixin",
     "ConstrainedFitMixin",
     "GuardReport",
+    "held_out_can_decide",
     "held_out_guard",
+    "keeps_constrained",
     "shareable_knn_graph",
+    "unguarded_clone",
 ]

@@ -33,7 +33,12 @@ With fewer constrained points than folds nothing can be held out; the given pair
 judge, and the constrained partition must violate strictly fewer of them (one or two pairs
 cannot be won "clearly", and they are all the user gave). A fold whose few training pairs
 the method cannot fit (a ``ValueError``, e.g. none left) is not judged; when no fold is,
-the given pairs judge.
+the given pairs judge. They also judge when the held-out pairs cannot decide: when the two
+partitions disagree on at most ``GUARD_MARGIN ** 2`` of them, no lead could pass the margin
+(``won - lost <= won + lost <= margin * sqrt(won + lost)``), so the held-out verdict would
+be the unconstrained partition whatever the method did (common with a few dozen pairs,
+which mostly fall inside clusters both partitions agree on). The user's pairs are then all
+the evidence there is, and a partition that violates fewer of them is kept.
 
 Violations of the pairs a fit was given say little: a method can satisfy them by carving
 small regions around their points and still partition the rest worse. Held-out pairs
@@ -53,6 +58,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+from sklearn.base import BaseEstimator, clone
 
 from ..constraints import Constraints, UnfoldableConstraintsError, split_constraints
 
@@ -60,9 +66,11 @@ __all__ = [
     "GUARD_FOLDS",
     "GUARD_MARGIN",
     "GuardReport",
+    "held_out_can_decide",
     "held_out_guard",
     "keeps_constrained",
     "same_partition",
+    "unguarded_clone",
 ]
 
 #: Folds of the constrained points the guard refits on (each refit costs about one fit of
@@ -100,6 +108,11 @@ class GuardReport:
         Whether the given pairs decided alone, before any refit: the method's partition
         violates more of them than the unconstrained one (``n_held_out`` is then 0,
         and ``violated`` counts the given pairs).
+    undecided : bool
+        Whether the held-out pairs could not decide (the partitions disagree on at most
+        ``GUARD_MARGIN ** 2`` of the ``n_held_out``), so the given pairs judged:
+        ``violated``, ``violated_reference``, ``won`` and ``lost`` then count the given
+        pairs.
     """
 
     n_held_out: int
@@ -109,6 +122,7 @@ class GuardReport:
     won: int = 0
     lost: int = 0
     vetoed: bool = False
+    undecided: bool = False
 
     def __str__(self) -> str:
         kept = "unconstrained partition returned" if self.fallback else "constrained partition kept"
@@ -116,6 +130,13 @@ class GuardReport:
             return (
                 f"{kept}: of the given pairs, the method violates {self.violated}, more than "
                 f"the unconstrained partition's {self.violated_reference}"
+            )
+        if self.undecided:
+            return (
+                f"{kept}: the {self.n_held_out} held-out pairs could not decide (the two "
+                f"partitions disagree on at most {GUARD_MARGIN**2:g} of them); of the given "
+                f"pairs, the method violates {self.violated}, the unconstrained partition "
+                f"{self.violated_reference}"
             )
         if self.n_held_out == 0:
             return (
@@ -138,6 +159,17 @@ def keeps_constrained(won: int, lost: int, margin: float = GUARD_MARGIN) -> bool
     ``margin`` standard errors of the difference, ``sqrt(won + lost)`` (a sign test's)."""
     won, lost = int(won), int(lost)
     return won - lost > margin * np.sqrt(won + lost)
+
+
+def unguarded_clone(estimator: BaseEstimator) -> BaseEstimator:
+    """An unfitted copy of ``estimator`` without its held-out guard (``guard=None`` when it
+    has one): the method's own partition, for fits whose result only steers something
+    else (the query loop's next pairs, a labelling page's preview) and would pay the
+    guard's refits on every answer."""
+    est = clone(estimator)
+    if est.get_params(deep=False).get("guard") is not None:
+        est.set_params(guard=None)
+    return est
 
 
 def same_partition(a: np.ndarray, b: np.ndarray) -> bool:
@@ -207,6 +239,8 @@ def held_out_guard(
         n_held += len(test)
     if n_held == 0:  # nothing could be held out: the given pairs judge
         return _given_pairs_report(violated_all, violated_ref, vetoed=False)
+    if not held_out_can_decide(won + lost):
+        return _given_pairs_report(violated_all, violated_ref, vetoed=False, n_held_out=n_held)
     return GuardReport(
         n_held_out=n_held,
         violated=violated,
@@ -217,16 +251,28 @@ def held_out_guard(
     )
 
 
-def _given_pairs_report(violated: np.ndarray, violated_ref: np.ndarray, vetoed: bool):
-    """The report when the given pairs judge: a veto, or too few points to hold any out
-    (then the partition must violate strictly fewer of them: no margin on a pair or two)."""
+def held_out_can_decide(n_discordant: int, margin: float = GUARD_MARGIN) -> bool:
+    """Whether ``n_discordant`` held-out pairs (those exactly one partition gets right) can
+    keep the constrained partition under :func:`keeps_constrained`: the largest lead,
+    all of them won, must pass ``margin * sqrt(n_discordant)``, i.e.
+    ``n_discordant > margin ** 2``."""
+    return keeps_constrained(int(n_discordant), 0, margin)
+
+
+def _given_pairs_report(
+    violated: np.ndarray, violated_ref: np.ndarray, vetoed: bool, n_held_out: int = 0
+) -> GuardReport:
+    """The report when the given pairs judge: a veto, too few points to hold any out, or
+    held-out pairs that cannot decide (``n_held_out`` > 0); the partition must then violate
+    strictly fewer of them (no margin on a pair or two)."""
     won, lost = int((~violated & violated_ref).sum()), int((violated & ~violated_ref).sum())
     return GuardReport(
-        n_held_out=0,
+        n_held_out=n_held_out,
         violated=int(violated.sum()),
         violated_reference=int(violated_ref.sum()),
         fallback=vetoed or not keeps_constrained(won, lost, margin=0.0),
         won=won,
         lost=lost,
         vetoed=vetoed,
+        undecided=n_held_out > 0,
     )
