@@ -135,7 +135,8 @@ def test_too_few_constrained_points_judge_the_given_pairs(blobs):
     class Joins(NoisyMethod):
         def _fit(self, X, constraints):
             self.affinity_matrix_ = self._affinity(X)
-            self.labels_ = np.where(y == 1, 0, y)
+            self.labels_ = y.copy()
+            self.labels_[c] = 0  # joins c to a
 
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConstraintsIgnoredWarning)
@@ -215,7 +216,7 @@ def test_refits_that_fail_leave_the_given_pairs_to_judge(blobs):
 
 
 def test_given_pairs_veto_before_any_refit():
-    # a partition that breaks every must-link NCut keeps is a failed fit: the guard returns
+    # a partition that breaks the must-links NCut keeps is a failed fit: the guard returns
     # the unconstrained partition without refitting; one that breaks none goes to the folds
     y = np.repeat([0, 1, 2], 20)
     cons = Constraints.from_labels(y, 40, random_state=1)
@@ -226,15 +227,47 @@ def test_given_pairs_veto_before_any_refit():
         calls.append(train)
         return y
 
-    singletons = np.arange(len(y))  # violates exactly the must-links
-    report = held_out_guard(refit, singletons, y, cons, random_state=0)
-    assert report.vetoed and report.fallback and report.n_held_out == 0
-    assert report.violated == cons.n_must_link and report.violated_reference == 0
+    broken = y.copy()  # one end of every must-link moved to the next cluster
+    ends = cons.must_link[:, 0]
+    broken[ends] = (y[ends] + 1) % 3
+    n_broken = int(cons.violated(broken).sum())
+    assert n_broken >= cons.n_must_link - 1 > 0  # all but chains through one point
+    report = held_out_guard(refit, broken, y, cons, random_state=0)
+    assert report.vetoed and not report.degenerate and report.fallback
+    assert report.n_held_out == 0
+    assert report.violated == n_broken and report.violated_reference == 0
     assert calls == []
     assert "more than the unconstrained partition's 0" in str(report)
     # the reference itself breaking the pairs: no veto, the folds judge
-    report = held_out_guard(refit, y, singletons, cons, random_state=0)
+    report = held_out_guard(refit, y, broken, cons, random_state=0)
     assert not report.vetoed and not report.fallback and len(calls) == GUARD_FOLDS
+
+
+def test_a_degenerate_partition_is_vetoed_before_any_refit():
+    # a partition with a cluster of a few points no cannot-link asks for (or with fewer
+    # clusters) is a failed fit that pairs rarely see: refused where the unconstrained
+    # partition is not degenerate, even when it violates none of the given pairs
+    from spectralink.methods import degenerate_against
+
+    y = np.repeat([0, 1, 2], 100)
+    cons = Constraints(must_link=[(0, 1), (100, 101)], cannot_link=[(0, 100)], n_samples=300)
+    tiny = y.copy()
+    tiny[[250, 251]] = 3  # a 2-point cluster (min size 3 at n = 300) no pair touches
+    merged = np.where(y == 2, 1, y)
+    assert degenerate_against(tiny, y, cons) and degenerate_against(merged, y, cons)
+    assert not degenerate_against(y, merged, cons) and not degenerate_against(tiny, tiny, cons)
+    calls = []
+
+    def refit(train):
+        calls.append(train)
+        return tiny
+
+    report = held_out_guard(refit, tiny, y, cons, random_state=0)
+    assert report.vetoed and report.degenerate and report.fallback and calls == []
+    assert report.violated == 0 and "degenerate" in str(report)
+    # asked for: a cannot-link from the small cluster to every other cluster
+    asked = Constraints(cannot_link=[(250, 0), (250, 100), (250, 200)], n_samples=300)
+    assert not degenerate_against(tiny, y, asked)
 
 
 def test_held_out_pairs_that_cannot_decide_leave_the_given_pairs_to_judge():

@@ -28,6 +28,7 @@ __all__ = [
     "clearly_fewer_violations",
     "clustering_error",
     "majority_vote_error",
+    "min_cluster_size",
     "normalized_cut",
     "normalized_mutual_info_score",
     "partition_diagnostics",
@@ -180,6 +181,12 @@ def chance_violated_fraction(labels: ArrayLike, constraints: Constraints) -> flo
     return (n_ml * (1.0 - same) + n_cl * same) / (n_ml + n_cl)
 
 
+def min_cluster_size(n_samples: int) -> int:
+    """The size under which a cluster no cannot-link asks for makes a partition degenerate
+    (:func:`partition_diagnostics`): ``max(2, 1 % of n_samples)``."""
+    return max(2, int(np.ceil(0.01 * n_samples)))
+
+
 def unrequested_small_clusters(
     labels: ArrayLike, constraints: Constraints, min_size: int
 ) -> list[tuple[int, int]]:
@@ -246,7 +253,7 @@ def partition_diagnostics(
     found = len(np.unique(labels))
     if found < n_clusters:
         problems.append(f"it has {found} cluster(s) where {n_clusters} were asked for")
-    min_size = max(2, int(np.ceil(0.01 * n)))
+    min_size = min_cluster_size(n)
     small = unrequested_small_clusters(labels, constraints, min_size)
     if small and found > 1:
         sizes = ", ".join(str(s) for _, s in small[:5]) + (", ..." if len(small) > 5 else "")

@@ -22,11 +22,19 @@ for COP-KMeans), on pairs the constrained fit did not see:
    returned, with ``fallback_`` set and an
    :class:`~spectralink.exceptions.ConstraintsIgnoredWarning`.
 
-Before any refit, the given pairs can veto: when the constrained partition violates more of
-them than the unconstrained partition does, the unconstrained partition is returned at once.
-Fitting the pairs is what a constrained method is for, so a partition further from them than
-NCut's is a failed fit (e.g. an unlucky k-means start that merged a small cluster) whatever
-its refits would say: the refits judge the method on part of the pairs, not this partition.
+Before any refit, two failed fits are vetoed and the unconstrained partition is returned at
+once. The refits judge the method on part of the pairs, not the partition returned, so
+neither shows in them:
+
+* a *degenerate* partition where the unconstrained one is not: fewer clusters than it, or a
+  cluster of fewer than :func:`~spectralink.metrics.min_cluster_size` points that no
+  cannot-link asks for (the checks of
+  :func:`~spectralink.metrics.partition_diagnostics`); pairs rarely fall in a handful of
+  points, so neither given nor held-out pairs see one;
+* a partition that violates more of the given pairs than the unconstrained one: fitting the
+  pairs is what a constrained method is for, so a partition further from them than NCut's
+  is a failed fit (e.g. an unlucky k-means start that merged a small cluster).
+
 The held-out folds judge only partitions that pass.
 
 With fewer constrained points than folds nothing can be held out; the given pairs then
@@ -55,17 +63,19 @@ margin) and its cost.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from sklearn.base import BaseEstimator, clone
 
 from ..constraints import Constraints, UnfoldableConstraintsError, split_constraints
+from ..metrics import min_cluster_size, unrequested_small_clusters
 
 __all__ = [
     "GUARD_FOLDS",
     "GUARD_MARGIN",
     "GuardReport",
+    "degenerate_against",
     "held_out_can_decide",
     "held_out_guard",
     "keeps_constrained",
@@ -105,9 +115,12 @@ class GuardReport:
         refits get right (``won``) and those the unconstrained partition gets right
         (``lost``); on the given pairs when ``n_held_out`` is 0.
     vetoed : bool
-        Whether the given pairs decided alone, before any refit: the method's partition
-        violates more of them than the unconstrained one (``n_held_out`` is then 0,
-        and ``violated`` counts the given pairs).
+        Whether the partition was refused before any refit: it violates more of the given
+        pairs than the unconstrained one, or it is degenerate where that one is not
+        (``degenerate``); ``n_held_out`` is then 0, and ``violated`` counts the given
+        pairs.
+    degenerate : bool
+        Whether the veto was for a degenerate partition (``vetoed`` is then True too).
     undecided : bool
         Whether the held-out pairs could not decide (the partitions disagree on at most
         ``GUARD_MARGIN ** 2`` of the ``n_held_out``), so the given pairs judged:
@@ -123,9 +136,15 @@ class GuardReport:
     lost: int = 0
     vetoed: bool = False
     undecided: bool = False
+    degenerate: bool = False
 
     def __str__(self) -> str:
         kept = "unconstrained partition returned" if self.fallback else "constrained partition kept"
+        if self.degenerate:
+            return (
+                f"{kept}: the method's partition is degenerate (fewer clusters, or a cluster "
+                "too small for any cannot-link to ask for) where the unconstrained one is not"
+            )
         if self.vetoed:
             return (
                 f"{kept}: of the given pairs, the method violates {self.violated}, more than "
@@ -215,6 +234,9 @@ def held_out_guard(
         return None
     violated_ref = constraints.violated(reference_labels)
     violated_all = constraints.violated(labels)
+    if degenerate_against(labels, reference_labels, constraints):
+        report = _given_pairs_report(violated_all, violated_ref, vetoed=True)
+        return replace(report, degenerate=True)
     if violated_all.sum() > violated_ref.sum():
         return _given_pairs_report(violated_all, violated_ref, vetoed=True)
     try:
@@ -248,6 +270,22 @@ def held_out_guard(
         fallback=not keeps_constrained(won, lost),
         won=won,
         lost=lost,
+    )
+
+
+def degenerate_against(
+    labels: np.ndarray, reference_labels: np.ndarray, constraints: Constraints
+) -> bool:
+    """Whether ``labels`` is degenerate where ``reference_labels`` is not: fewer clusters,
+    or a cluster under :func:`~spectralink.metrics.min_cluster_size` points that no
+    cannot-link asks for (:func:`~spectralink.metrics.unrequested_small_clusters`) when the
+    reference has none."""
+    labels, reference_labels = np.asarray(labels), np.asarray(reference_labels)
+    if len(np.unique(labels)) < len(np.unique(reference_labels)):
+        return True
+    min_size = min_cluster_size(len(labels))
+    return bool(unrequested_small_clusters(labels, constraints, min_size)) and not (
+        unrequested_small_clusters(reference_labels, constraints, min_size)
     )
 
 
