@@ -307,3 +307,14 @@ def test_a_graph_is_shared_only_where_the_guarded_fit_is_the_same():
     assert shareable_knn_graph(get_method("e2cp")(n_clusters=3)) is None
     assert shareable_knn_graph(get_method("e2cp")(n_clusters=3, guard=None)) == (10, None)
     assert shareable_knn_graph(get_method("e2cp")(n_clusters=3, n_neighbors=20)) == (20, None)
+
+
+def test_unguarded_clone_leaves_the_estimator_alone():
+    from spectralink.methods import unguarded_clone
+
+    est = get_method("ccsr")(n_clusters=3, n_neighbors=15)
+    copy = unguarded_clone(est)
+    assert copy is not est and copy.guard is None and copy.n_neighbors == 15
+    assert est.guard == "held_out"
+    plain = unguarded_clone(NCut(3))  # no guard to remove
+    assert "guard" not in plain.get_params(deep=False)
