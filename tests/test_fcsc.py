@@ -252,3 +252,25 @@ def test_falls_back_to_the_unconstrained_cut_when_it_fits_the_constraints_better
     assert m.fallback_
     assert np.bincount(raw["labels"]).max() > 0.9 * len(y)
     assert violated_fraction(m.labels_, cons) < violated_fraction(raw["labels"], cons)
+
+
+def test_fallback_on_raw_segmentation_is_ncuts_partition():
+    # raw segmentation: a k-NN graph in several near-components, where a k-means of FCSC's
+    # dense basis and NCut's eigensolver part ways (repeated near-zero eigenvalues). The
+    # guard's unconstrained partition is NCut's of the same graph, so a fallback returns
+    # what NCut at its defaults gives (FCSC's own partition has 2 clusters of 7 here)
+    from spectralink.datasets import DatasetNotFoundError, load
+    from spectralink.methods._guard import same_partition
+    from spectralink.methods.ncut import NCut
+
+    try:
+        X, y = load("segmentation")
+    except DatasetNotFoundError:
+        pytest.skip("segmentation.npz not in the data directory (set SPECTRALINK_DATA)")
+    cons = Constraints.from_labels(y, 1000, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = FCSC(7, random_state=0).fit(X, constraints=cons)
+        ncut = NCut(7, random_state=0).fit(X)
+    assert m.fallback_
+    assert same_partition(m.labels_, ncut.labels_)

@@ -32,7 +32,6 @@ from __future__ import annotations
 import numbers
 import warnings
 from dataclasses import dataclass
-from types import SimpleNamespace
 
 import numpy as np
 import scipy.linalg as la
@@ -598,17 +597,6 @@ class FCSC(ConstrainedClusteringMixin):
 
     def _release_guard_state(self) -> None:
         self.__dict__.pop("_basis_", None)
-
-    def _unconstrained_fit(self, X):
-        if not self._graph_is_ncut_default():
-            return super()._unconstrained_fit(X)  # NCut at its defaults, from the features
-        # the normalized cut of the same graph, from the basis already computed
-        basis = self._basis_
-        labels = kmeans_rows(
-            basis.eigenvectors[:, : self.n_clusters], self.n_clusters, normalize=True,
-            n_init=self.n_init, random_state=self.random_state,
-        )  # fmt: skip
-        return SimpleNamespace(labels_=labels)
 
     def _refit_labels(self, X, constraints):
         out = fcsc_solve(
