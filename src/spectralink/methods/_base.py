@@ -80,10 +80,12 @@ def with_guard_doc(doc: str | None, reference: str) -> str | None:
     if doc is None:  # python -OO
         return None
     body = (
-        '``"held_out"``: the partition is kept only when the method, refitted on part of the '
-        "pairs, violates fewer held-out pairs than the unconstrained partition "
-        f"({reference}) does; otherwise that unconstrained partition is returned "
-        "(``fallback_`` True, ``guard_`` the counts, a "
+        '``"held_out"``: the partition is kept only when it breaks no more of the given '
+        f"pairs than the unconstrained partition ({reference}), is not degenerate where that "
+        "one is not, and the method, refitted on five folds of the pairs, predicts the "
+        "held-out pairs clearly better; otherwise that "
+        "unconstrained partition is returned (``fallback_`` True, ``guard_`` the "
+        ":class:`~spectralink.methods.GuardReport`, a "
         ":class:`~spectralink.exceptions.ConstraintsIgnoredWarning`)."
     )
     indent = " " * 8
