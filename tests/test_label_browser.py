@@ -77,6 +77,13 @@ def digits(tmp_path):
     return path, d.data, d.target
 
 
+def _terminal_sigint() -> None:
+    """Ctrl-C as in a terminal: a runner that starts the tests in the background (a
+    non-interactive shell's ``cmd &``) leaves SIGINT ignored, children inherit that, and
+    Python then never turns it into ``KeyboardInterrupt``."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class Server:
     """``spectralink label`` in its own process; ``url`` read from its first line."""
 
@@ -84,7 +91,7 @@ class Server:
         cmd = [sys.executable, "-m", "spectralink", "label", *map(str, args), "--no-browser"]
         self.proc = subprocess.Popen(
             cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-            start_new_session=True,
+            start_new_session=True, preexec_fn=_terminal_sigint,
         )  # fmt: skip
         self.lines = []
         for line in self.proc.stdout:
