@@ -234,13 +234,9 @@ def test_falls_back_to_the_unconstrained_cut_when_it_fits_the_constraints_better
     one cluster; the unconstrained cut of the same graph violates far fewer pairs."""
     from sklearn.preprocessing import StandardScaler
 
-    from spectralink.datasets import DatasetNotFoundError, load
     from spectralink.metrics import violated_fraction
 
-    try:
-        X, y = load("segmentation")
-    except DatasetNotFoundError:
-        pytest.skip("segmentation.npz not in the data directory (set SPECTRALINK_DATA)")
+    X, y = _segmentation()
     X = StandardScaler().fit_transform(X)
     cons = Constraints.from_labels(y, 200, random_state=1)
     m = FCSC(7, random_state=0)
@@ -259,14 +255,10 @@ def test_fallback_on_raw_segmentation_is_ncuts_partition():
     # dense basis and NCut's eigensolver part ways (repeated near-zero eigenvalues). The
     # guard's unconstrained partition is NCut's of the same graph, so a fallback returns
     # what NCut at its defaults gives (FCSC's own partition has 2 clusters of 7 here)
-    from spectralink.datasets import DatasetNotFoundError, load
     from spectralink.methods._guard import same_partition
     from spectralink.methods.ncut import NCut
 
-    try:
-        X, y = load("segmentation")
-    except DatasetNotFoundError:
-        pytest.skip("segmentation.npz not in the data directory (set SPECTRALINK_DATA)")
+    X, y = _segmentation()
     cons = Constraints.from_labels(y, 1000, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -274,3 +266,13 @@ def test_fallback_on_raw_segmentation_is_ncuts_partition():
         ncut = NCut(7, random_state=0).fit(X)
     assert m.fallback_
     assert same_partition(m.labels_, ncut.labels_)
+
+
+def _segmentation():
+    """The segmentation set (raw features), or a skip when it is not in the data directory."""
+    from spectralink.datasets import DatasetNotFoundError, load
+
+    try:
+        return load("segmentation")
+    except DatasetNotFoundError:
+        pytest.skip("segmentation.npz not in the data directory (set SPECTRALINK_DATA)")

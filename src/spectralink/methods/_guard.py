@@ -63,7 +63,7 @@ margin) and its cost.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 from sklearn.base import BaseEstimator, clone
@@ -235,8 +235,7 @@ def held_out_guard(
     violated_ref = constraints.violated(reference_labels)
     violated_all = constraints.violated(labels)
     if degenerate_against(labels, reference_labels, constraints):
-        report = _given_pairs_report(violated_all, violated_ref, vetoed=True)
-        return replace(report, degenerate=True)
+        return _given_pairs_report(violated_all, violated_ref, vetoed=True, degenerate=True)
     if violated_all.sum() > violated_ref.sum():
         return _given_pairs_report(violated_all, violated_ref, vetoed=True)
     try:
@@ -298,7 +297,11 @@ def held_out_can_decide(n_discordant: int, margin: float = GUARD_MARGIN) -> bool
 
 
 def _given_pairs_report(
-    violated: np.ndarray, violated_ref: np.ndarray, vetoed: bool, n_held_out: int = 0
+    violated: np.ndarray,
+    violated_ref: np.ndarray,
+    vetoed: bool,
+    n_held_out: int = 0,
+    degenerate: bool = False,
 ) -> GuardReport:
     """The report when the given pairs judge: a veto, too few points to hold any out, or
     held-out pairs that cannot decide (``n_held_out`` > 0); the partition must then violate
@@ -313,4 +316,5 @@ def _given_pairs_report(
         lost=lost,
         vetoed=vetoed,
         undecided=n_held_out > 0,
+        degenerate=degenerate,
     )
