@@ -50,7 +50,14 @@ def main() -> None:
     times = {}
     for name, methods in runs.items():
         t0 = time.perf_counter()
-        auto = Auto(k, methods=methods, search="exhaustive", random_state=seed, n_jobs=args.n_jobs)
+        auto = Auto(
+            k,
+            guard=None,
+            methods=methods,
+            search="exhaustive",
+            random_state=seed,
+            n_jobs=args.n_jobs,
+        )
         auto.fit(X, constraints=cons)
         times[name] = time.perf_counter() - t0
         n_cand = len(auto.search_.cv_results_["params"])

@@ -13,7 +13,11 @@ import spectralink
 import spectralink.registry
 from spectralink import Auto, Constraints
 from spectralink.auto import COSC_KWAY_MAX_SAMPLES, default_methods
-from spectralink.exceptions import DegeneratePartitionWarning, ModelSelectionWarning
+from spectralink.exceptions import (
+    ConstraintsIgnoredWarning,
+    DegeneratePartitionWarning,
+    ModelSelectionWarning,
+)
 from spectralink.graph import knn_affinity
 from spectralink.methods.ncut import NCut
 from spectralink.metrics import adjusted_rand_score
@@ -39,17 +43,30 @@ class Oracle(NCut):
     constraint set has no feasible assignment although every fold's subset had one.
     """
 
-    def __init__(self, n_clusters=2, *, y=None, fail_on=-1, affinity="knn", random_state=None):
+    def __init__(
+        self, n_clusters=2, *, y=None, fail_on=-1, spoil_on=-1, spoil="merge", affinity="knn",
+        random_state=None,
+    ):  # fmt: skip
         self.n_clusters = n_clusters
         self.y = y
         self.fail_on = fail_on
+        self.spoil_on = spoil_on
+        self.spoil = spoil
         self.affinity = affinity
         self.random_state = random_state
 
     def _fit(self, X, constraints):
         if len(constraints) == self.fail_on:
             raise ValueError("no feasible assignment")
-        self.labels_ = np.asarray(self.y)
+        y = np.asarray(self.y)
+        if len(constraints) == self.spoil_on:
+            # a fit that fails on all the pairs only: two clusters merged, or labels shuffled
+            y = np.where(y == 1, 0, y) if self.spoil == "merge" else _shuffled(y)
+        self.labels_ = y
+
+
+def _shuffled(y):
+    return np.random.RandomState(0).permutation(y)
 
 
 def test_registry_and_public_name():
@@ -185,6 +202,36 @@ def test_failed_refit_falls_back_to_ncut(blobs):
     # without the failure the perfect candidate is chosen
     ok = Auto(3, methods=[Oracle(3, y=y)], sigmas=None, random_state=0).fit(X, constraints=cons)
     assert ok.best_index_ == 1 and np.array_equal(ok.labels_, y)
+
+
+@pytest.mark.parametrize("spoil", ["merge", "shuffle"])
+def test_a_choice_that_fails_on_all_the_pairs_is_vetoed(blobs, spoil):
+    X, y, cons = blobs
+    oracle = Oracle(3, y=y, spoil_on=len(cons), spoil=spoil)
+    with pytest.warns(ConstraintsIgnoredWarning, match="Auto's choice Oracle was vetoed"):
+        auto = Auto(3, methods=[oracle], sigmas=None, random_state=0).fit(X, constraints=cons)
+    assert auto.selection_ == "vetoed" and auto.best_index_ == 0
+    assert auto.best_method_ == "ncut" and auto.labels_ is auto.best_estimator_.labels_
+    assert auto.guard_.vetoed and auto.guard_.degenerate == (spoil == "merge")
+    if spoil == "shuffle":
+        assert auto.guard_.violated > auto.guard_.violated_reference
+    assert auto.n_violated_ == auto.guard_.violated_reference
+    assert "the choice Oracle was vetoed" in auto.describe()
+    # guard=None: the choice's partition as it is
+    raw = Auto(3, methods=[oracle], sigmas=None, guard=None, random_state=0)
+    raw.fit(X, constraints=cons)
+    assert raw.selection_ == "cross-validation" and raw.guard_ is None
+    assert len(np.unique(raw.labels_)) == (2 if spoil == "merge" else 3)
+
+
+def test_a_choice_that_holds_on_all_the_pairs_is_kept(blobs):
+    X, y, cons = blobs
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConstraintsIgnoredWarning)
+        auto = Auto(3, methods=[Oracle(3, y=y)], sigmas=None, random_state=0)
+        auto.fit(X, constraints=cons)
+    assert auto.selection_ == "cross-validation" and auto.guard_ is None
+    assert auto.best_index_ == 1 and np.array_equal(auto.labels_, y)
 
 
 def test_precomputed_affinity(blobs):
@@ -378,8 +425,9 @@ def test_search_on_a_sample_then_the_choice_on_all_points(monkeypatch):
     c = Constraints.from_labels(y, 30, random_state=0)
     # whatever the scores, choose CCSKL at 0.5r (row 1), to see what the refit fits
     monkeypatch.setattr(auto_module, "prefer_reference", lambda *a, **k: 1)
+    # guard=None: a forced choice may fail the veto, and what the refit fits is the point
     auto = Auto(3, methods=["ccskl"], sigmas=(0.5, 1.0), cv=3, n_repeats=1, subsample=120,
-                random_state=0).fit(X, constraints=c)  # fmt: skip
+                guard=None, random_state=0).fit(X, constraints=c)  # fmt: skip
     sample = auto.subsample_
     assert len(sample) == 120 and set(c.constrained_points) <= set(sample)
     assert auto.search_.folds_ is not None and auto.labels_.shape == (240,)

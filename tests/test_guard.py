@@ -176,9 +176,18 @@ def test_guard_parameter_is_validated(blobs):
         get_method("ccsr")(n_clusters=3, guard="sometimes").fit(X, constraints=cons)
 
 
-@pytest.mark.parametrize("name", ["ncut", "lscr", "auto"])
-def test_unconstrained_and_auto_have_no_guard(name):
+@pytest.mark.parametrize("name", ["ncut", "lscr"])
+def test_unconstrained_methods_have_no_guard(name):
     assert "guard" not in get_method(name)().get_params()
+
+
+def test_autos_guard_is_the_veto_on_its_choice(blobs):
+    # Auto's search is its held-out judgement: its guard only vetoes the refitted choice
+    # (tests/test_auto.py), and the base class's held-out refits never run on Auto
+    X, _, cons = blobs
+    assert get_method("auto")().get_params()["guard"] == "veto"
+    with pytest.raises(ValueError, match="guard"):
+        get_method("auto")(n_clusters=3, guard="held_out").fit(X, constraints=cons)
 
 
 def test_reference_is_ncut_at_its_defaults(blobs):

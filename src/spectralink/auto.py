@@ -30,36 +30,43 @@ from sklearn.exceptions import FitFailedWarning, NotFittedError
 from sklearn.utils import check_random_state
 
 from .constraints import Constraints, as_constraints
-from .exceptions import DegeneratePartitionWarning, ModelSelectionWarning
-from .methods import ConstrainedFitMixin
+from .exceptions import (
+    ConstraintsIgnoredWarning,
+    DegeneratePartitionWarning,
+    ModelSelectionWarning,
+)
+from .methods import ConstrainedFitMixin, given_pairs_veto
 from .model_selection import (
+    COSC_KWAY_MAX_SAMPLES,
+    DEFAULT_METHODS,
     SCORER_NAMES,
     ConstraintSearchCV,
     RelativeSigma,
     UnfoldableConstraintsError,
     check_k_range,
     choose_n_clusters,
+    default_methods,
     prefer_reference,
     relative_sigmas,
     sample_scale,
     search_sample,
+    searches_relative_sigma,
 )
 from .registry import get_method, method_name
 from .utils import NON_NEGATIVE, Int, StrOptions
 
-__all__ = ["Auto", "DEFAULT_METHODS", "DEFAULT_SIGMAS", "default_methods", "method_name"]
+__all__ = [
+    "COSC_KWAY_MAX_SAMPLES",
+    "DEFAULT_METHODS",
+    "DEFAULT_SIGMAS",
+    "Auto",
+    "default_methods",
+    "method_name",
+]
 
-#: The constrained candidates of ``methods=None``, in grid order (NCut, the reference,
-#: always comes first). See :func:`default_methods` for the ones left out on large data.
-DEFAULT_METHODS = ("ccsr", "ccskl", "lscp", "scacs", "copkmeans", "cosc")
 #: Bandwidths searched, as multiples of the default r, for candidates on a Gaussian k-NN
 #: graph (CCSR, CCSKL, LSCP).
 DEFAULT_SIGMAS = (0.5, 1.0, 2.0)
-#: COSC with k > 2 clusters joins the default candidates up to this many points: the search
-#: fits every candidate ``cv * n_repeats + 1`` times, a k-way COSC fit grows fast with n,
-#: and its selection from the constraints was measured up to about this size (timings and
-#: selections: docs/results/model_selection/README.md).
-COSC_KWAY_MAX_SAMPLES = 2500
 #: ``n_repeats="auto"`` repeats the folds ``AUTO_REPEATS`` times up to this many points
 #: (where a fit is cheap), once above; why three repeats: docs/results/model_selection/README.md.
 REPEAT_MAX_SAMPLES = 2000
@@ -80,50 +87,6 @@ FALLBACK_METHOD = "ccsr"
 #: weigh more in it). Both sized in docs/results/model_selection/auto_cost.md.
 SUBSAMPLE_SIZE = 5000
 SUBSAMPLE_MIN_SAMPLES = 50_000
-
-
-def default_methods(n_samples: int, n_clusters: int, *, precomputed: bool = False) -> list[str]:
-    """The constrained candidates of ``Auto(methods=None)`` for data of this size.
-
-    :data:`DEFAULT_METHODS`, without k-way COSC above :data:`COSC_KWAY_MAX_SAMPLES`
-    points (two-cluster COSC is always in), and with a precomputed affinity only the
-    methods that accept one.
-
-    Parameters
-    ----------
-    n_samples : int
-    n_clusters : int
-    precomputed : bool, default=False
-
-    Returns
-    -------
-    list of str
-        Registry names.
-    """
-    names = []
-    for name in DEFAULT_METHODS:
-        if name == "cosc" and n_clusters > 2 and n_samples > COSC_KWAY_MAX_SAMPLES:
-            continue
-        if precomputed and not getattr(get_method(name), "_supports_precomputed", True):
-            continue
-        names.append(name)
-    return names
-
-
-def _searches_sigma(estimator) -> bool:
-    """Whether the estimator's ``sigma`` is the Gaussian k-NN bandwidth relative to r and
-    left at its default (a user's fixed sigma is kept)."""
-    params = estimator.get_params(deep=False)
-    return (
-        params.get("affinity") == "knn"
-        and "n_neighbors" in params
-        and "sigma" in params
-        and params["sigma"] is None
-    )
-
-
-def _format_params(params: dict) -> str:
-    return ", ".join(f"{k}={v!r}" for k, v in params.items())
 
 
 class Auto(ConstrainedFitMixin):
@@ -204,6 +167,12 @@ class Auto(ConstrainedFitMixin):
         (:data:`SUBSAMPLE_MIN_SAMPLES`) with ``search="fast"``, else none; ``None``: none.
         The candidates are those of the whole data's size, the repeats of the folds the
         sample's. Never with a precomputed affinity (a sample of a graph is not its graph).
+    guard : {"veto"} or None, default="veto"
+        ``"veto"``: the search judged the choice on folds, but its fit on all the pairs can
+        still fail; NCut's partition (fitted on all the points) is returned instead, with a
+        :class:`~spectralink.exceptions.ConstraintsIgnoredWarning`, when the choice's
+        violates more of the given pairs or is degenerate where NCut's is not
+        (:func:`~spectralink.methods.given_pairs_veto`). ``None``: the choice as it is.
     affinity : {"knn", "precomputed"}, default="knn"
         ``"knn"``: ``X`` holds features and every candidate builds its own graph from
         them. ``"precomputed"``: ``X`` is a square affinity matrix given to every
@@ -248,14 +217,18 @@ class Auto(ConstrainedFitMixin):
         Indices of the points the search ran on (its folds and results are over these
         points); ``None`` when it ran on all of them, or there was no search.
     selection_ : {"cross-validation", "no constraints", "too few constraints", \
-"refit failed", "not searched"}
+"refit failed", "vetoed", "not searched"}
         How the method was chosen: by the search; NCut because no constraints were
         given; :data:`FALLBACK_METHOD` (CCSR) at its defaults, with a
         :class:`~spectralink.exceptions.ModelSelectionWarning`, because the constraints
         cannot be split into ``cv`` folds each with a held-out pair; or NCut, with a
         warning, because the chosen candidate failed on all the constraints (COP-KMeans
-        finding no feasible assignment) after succeeding on every fold; or
-        :data:`FALLBACK_METHOD` by :meth:`refit_choice` before any search.
+        finding no feasible assignment) after succeeding on every fold, or because
+        ``guard`` vetoed the choice's partition; or :data:`FALLBACK_METHOD` by
+        :meth:`refit_choice` before any search.
+    guard_ : GuardReport or None
+        The veto that refused the choice (:class:`~spectralink.methods.GuardReport`);
+        ``None`` when none did, or none was run.
     n_violated_ : int
         Number of the given constraints the labels violate.
     n_features_in_ : int
@@ -293,6 +266,7 @@ class Auto(ConstrainedFitMixin):
     """
 
     _scale = "a cross-validated search: some 30 candidates, each fitted per fold"
+    _held_out_guard = False  # the search is Auto's held-out guard; ``guard`` vetoes its choice
     _parameter_constraints = {
         "n_clusters": [Int(2), tuple, None],
         "methods": [list, tuple, None],
@@ -304,6 +278,7 @@ class Auto(ConstrainedFitMixin):
         "n_se": [NON_NEGATIVE],
         "search": [StrOptions({"fast", "exhaustive"})],
         "subsample": [Int(2), StrOptions({"auto"}), None],
+        "guard": [StrOptions({"veto"}), None],
         "affinity": [StrOptions({"knn", "precomputed"})],
         "n_jobs": [numbers.Integral, None],
         "random_state": ["random_state"],
@@ -323,6 +298,7 @@ class Auto(ConstrainedFitMixin):
         n_se: float = 1.0,
         search: str = "fast",
         subsample: int | str | None = "auto",
+        guard: str | None = "veto",
         affinity: str = "knn",
         n_jobs: int | None = None,
         random_state: int | np.random.RandomState | None = None,
@@ -338,6 +314,7 @@ class Auto(ConstrainedFitMixin):
         self.n_se = n_se
         self.search = search
         self.subsample = subsample
+        self.guard = guard
         self.affinity = affinity
         self.n_jobs = n_jobs
         self.random_state = random_state
@@ -419,7 +396,7 @@ class Auto(ConstrainedFitMixin):
         grid: list[dict] = [{"estimator": [reference]}]
         sigmas = self._sigma_factors() if self.affinity != "precomputed" else []
         for est in self._candidate_estimators(n_samples, k):
-            if sigmas and _searches_sigma(est):
+            if sigmas and searches_relative_sigma(est):
                 grid.append({"estimator": [est], "sigma": sigmas})
             else:
                 grid.append({"estimator": [est]})
@@ -505,16 +482,20 @@ class Auto(ConstrainedFitMixin):
         except Exception as exc:  # e.g. COP-KMeans: feasible on every fold, not on all
             if index == 0:
                 raise
+            choice = method_name(results["params"][index]["estimator"])
             warnings.warn(
-                f"Auto's choice {method_name(results['params'][index]['estimator'])} "
-                f"failed on all the constraints ({type(exc).__name__}: {exc}); fitted NCut, "
-                "the reference, instead.",
+                f"Auto's choice {choice} failed on all the constraints "
+                f"({type(exc).__name__}: {exc}); fitted NCut, the reference, instead.",
                 ModelSelectionWarning,
                 stacklevel=3,
             )
             self.selection_ = "refit failed"
+            self._overruled = f"the choice {choice} failed on all the pairs"
             index = 0
             self._refit(search.candidate(0), X, constraints)
+        else:
+            if index != 0 and self._vetoed(search.candidate(0), X, constraints):
+                index = 0
         params = dict(results["params"][index])
         params.pop("estimator", None)
         self.best_index_ = index
@@ -559,9 +540,31 @@ class Auto(ConstrainedFitMixin):
         self._record_diagnostics(cons)
         return self
 
+    def _vetoed(self, reference: BaseEstimator, X: Any, constraints: Constraints) -> bool:
+        """``guard``'s vetoes on the refitted choice against NCut (``reference``)."""
+        if self.guard is None:
+            return False
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DegeneratePartitionWarning)
+            reference.fit(X, constraints=constraints)
+        report = given_pairs_veto(self.labels_, reference.labels_, constraints)
+        if report is None:
+            return False
+        warnings.warn(
+            f"Auto's choice {self.best_method_} was vetoed, {report}. Pass guard=None for "
+            "the choice's partition.",
+            ConstraintsIgnoredWarning,
+            stacklevel=4,
+        )
+        self.selection_, self.guard_ = "vetoed", report
+        self._overruled = f"the choice {self.best_method_} was vetoed ({report})"
+        self.best_estimator_, self.best_method_ = reference, method_name(reference)
+        self.labels_ = reference.labels_
+        return True
+
     def _no_search(self) -> None:
         """The search's attributes before (or without) a search."""
-        self.search_ = self.best_index_ = self.subsample_ = self.k_scan_ = None
+        self.search_ = self.best_index_ = self.subsample_ = self.k_scan_ = self.guard_ = None
         self.best_params_ = {}
         self.best_score_ = self.reference_score_ = float("nan")
 
@@ -653,8 +656,8 @@ class Auto(ConstrainedFitMixin):
             raise AttributeError("describe() needs a fitted Auto; call fit first.")
         name = self._k_text() + self.best_method_
         if self.best_params_:
-            name += f" ({_format_params(self.best_params_)})"
-        if self.selection_ != "cross-validation":
+            name += " (" + ", ".join(f"{k}={v!r}" for k, v in self.best_params_.items()) + ")"
+        if self.search_ is None:
             return f"{name}: {self.selection_}, no cross-validation"
         res = self.search_.cv_results_
         i = self.best_index_
@@ -666,29 +669,26 @@ class Auto(ConstrainedFitMixin):
             f"{len(res['params'])} candidates{self._raced_text()}, folds by "
             f"{self.search_.split_by_}{self._sample_text()})"
         )
+        if self.selection_ != "cross-validation":
+            text += f"; {self._overruled}"
         return text
 
     def _sample_text(self) -> str:
-        if self.subsample_ is None:
-            return ""
-        return f"; chosen on {len(self.subsample_):,} of the {len(self.labels_):,} points"
+        n, m = len(self.labels_), len(self.subsample_ if self.subsample_ is not None else [])
+        return f"; chosen on {m:,} of the {n:,} points" if m else ""
 
     def _k_text(self) -> str:
         scan = getattr(self, "k_scan_", None)
         return "" if scan is None else scan.describe() + ", "
 
     def _raced_text(self) -> str:
-        raced = self.search_.cv_results_.get("raced_out")
-        if raced is None or not raced.any():
-            return ""
-        return f", {int(raced.sum())} set aside after the first repeat"
+        raced = int(np.sum(self.search_.cv_results_.get("raced_out", 0)))
+        return f", {raced} set aside after the first repeat" if raced else ""
 
     def _folds_text(self) -> str:
-        search = self.search_
-        folds = search.n_splits_ // search.n_repeats_
-        if search.n_repeats_ == 1:
-            return f"{folds}-fold"
-        return f"{folds}-fold x {search.n_repeats_}"
+        repeats = self.search_.n_repeats_
+        folds = f"{self.search_.n_splits_ // repeats}-fold"
+        return folds if repeats == 1 else f"{folds} x {repeats}"
 
 
 def _seed(estimator, random_state):

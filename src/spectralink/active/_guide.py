@@ -32,7 +32,8 @@ class _SearchCheckpoints:
     """
 
     def __init__(self, estimator) -> None:
-        self.estimator = clone(estimator)
+        # without Auto's veto on its choice, as the other guides are without their guard
+        self.estimator = unguarded_clone(estimator)
         if self.estimator.get_params(deep=False).get("n_repeats") is not None:
             # its choice only guides the next questions: one repeat of the folds (a third
             # of the fits), the fit at the end searches as the estimator says

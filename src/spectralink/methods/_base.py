@@ -117,6 +117,8 @@ class ConstrainedFitMixin(ClusterMixin, BaseEstimator):
     _supports_precomputed = True
     #: whether the method uses the constraints (those that do not skip the violation check)
     _uses_constraints = True
+    #: whether ``fit`` ends in the held-out guard when the method has a ``guard`` parameter
+    _held_out_guard = True
     # capabilities shown by `spectralink methods` (spectralink.catalog reads them)
     #: whether the method partitions into k = 2 clusters only
     _two_clusters_only = False
@@ -212,7 +214,9 @@ class ConstrainedFitMixin(ClusterMixin, BaseEstimator):
             )
 
     def _run_guard(self, X, cons: Constraints):
-        if not self._uses_constraints or "guard" not in self.get_params(deep=False):
+        if not (self._uses_constraints and self._held_out_guard):
+            return None
+        if "guard" not in self.get_params(deep=False):
             return None
         self.fallback_ = False
         self.guard_ = None

@@ -76,6 +76,7 @@ __all__ = [
     "GUARD_MARGIN",
     "GuardReport",
     "degenerate_against",
+    "given_pairs_veto",
     "held_out_can_decide",
     "held_out_guard",
     "keeps_constrained",
@@ -232,12 +233,11 @@ def held_out_guard(
     """
     if same_partition(labels, reference_labels):
         return None
+    veto = given_pairs_veto(labels, reference_labels, constraints)
+    if veto is not None:
+        return veto
     violated_ref = constraints.violated(reference_labels)
     violated_all = constraints.violated(labels)
-    if degenerate_against(labels, reference_labels, constraints):
-        return _given_pairs_report(violated_all, violated_ref, vetoed=True, degenerate=True)
-    if violated_all.sum() > violated_ref.sum():
-        return _given_pairs_report(violated_all, violated_ref, vetoed=True)
     try:
         folds, _ = split_constraints(constraints, GUARD_FOLDS, "points", random_state)
     except UnfoldableConstraintsError:
@@ -270,6 +270,23 @@ def held_out_guard(
         won=won,
         lost=lost,
     )
+
+
+def given_pairs_veto(
+    labels: np.ndarray, reference_labels: np.ndarray, constraints: Constraints
+) -> GuardReport | None:
+    """The guard's two vetoes, which need no refit: a report with ``fallback`` (and
+    ``vetoed``) set when ``labels`` is degenerate where ``reference_labels`` is not
+    (:func:`degenerate_against`) or violates more of the given pairs; ``None`` when
+    neither applies. :func:`held_out_guard` runs it first; :class:`~spectralink.Auto`
+    runs it alone on its choice, which its search has already judged on held-out pairs."""
+    violated_ref = constraints.violated(reference_labels)
+    violated_all = constraints.violated(labels)
+    if degenerate_against(labels, reference_labels, constraints):
+        return _given_pairs_report(violated_all, violated_ref, vetoed=True, degenerate=True)
+    if violated_all.sum() > violated_ref.sum():
+        return _given_pairs_report(violated_all, violated_ref, vetoed=True)
+    return None
 
 
 def degenerate_against(

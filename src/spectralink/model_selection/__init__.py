@@ -25,7 +25,14 @@ Rand index. Journal of Classification 25(2).
 """
 
 from ..constraints import MAX_MOVED_FRACTION, UnfoldableConstraintsError, constraint_folds
-from ._candidates import RelativeSigma, relative_sigmas
+from ._candidates import (
+    COSC_KWAY_MAX_SAMPLES,
+    DEFAULT_METHODS,
+    RelativeSigma,
+    default_methods,
+    relative_sigmas,
+    searches_relative_sigma,
+)
 from ._n_clusters import (
     CLEAR_GAP_RATIO,
     K_MAX_CAP,
@@ -49,6 +56,8 @@ from ._subsample import SCALE_QUERIES, sample_scale, search_sample
 
 __all__ = [
     "CLEAR_GAP_RATIO",
+    "COSC_KWAY_MAX_SAMPLES",
+    "DEFAULT_METHODS",
     "K_MAX_CAP",
     "KScan",
     "MAX_MOVED_FRACTION",
@@ -64,6 +73,7 @@ __all__ = [
     "clear_eigengap_k",
     "constraint_folds",
     "default_k_range",
+    "default_methods",
     "eigengap_n_clusters",
     "kappa_constraint_score",
     "pair_kappa",
@@ -73,4 +83,5 @@ __all__ = [
     "sample_scale",
     "scan_n_clusters",
     "search_sample",
+    "searches_relative_sigma",
 ]

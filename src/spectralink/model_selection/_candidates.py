@@ -1,4 +1,4 @@
-"""From grid points to fit-ready candidates, and the graphs the candidates share.
+"""Candidates: Auto's default methods, grid points made fit-ready, the graphs they share.
 
 A grid point names a method (an ``"estimator"`` entry: an instance or a registry name) and
 parameters; a ``"sigma"`` may be a :class:`RelativeSigma`, a multiple of the default
@@ -22,7 +22,24 @@ from ..registry import get_method
 from ..utils import POSITIVE, check_features, check_params
 from ._validation import _n_samples
 
-__all__ = ["RelativeSigma", "relative_sigmas"]
+__all__ = [
+    "COSC_KWAY_MAX_SAMPLES",
+    "DEFAULT_METHODS",
+    "RelativeSigma",
+    "default_methods",
+    "relative_sigmas",
+    "searches_relative_sigma",
+]
+
+#: :class:`~spectralink.Auto`'s constrained candidates of ``methods=None``, in grid order
+#: (NCut, the reference, always comes first). See :func:`default_methods` for the ones
+#: left out on large data.
+DEFAULT_METHODS = ("ccsr", "ccskl", "lscp", "scacs", "copkmeans", "cosc")
+#: COSC with k > 2 clusters joins the default candidates up to this many points: the search
+#: fits every candidate ``cv * n_repeats + 1`` times, a k-way COSC fit grows fast with n,
+#: and its selection from the constraints was measured up to about this size (timings and
+#: selections: docs/results/model_selection/README.md).
+COSC_KWAY_MAX_SAMPLES = 2500
 
 #: What preparing a candidate's shared graph raises when the candidate's parameters are
 #: invalid (an ``n_neighbors`` of 0 or None, a sigma that is no number, ...): the candidate
@@ -78,6 +95,46 @@ def relative_sigmas(factors: Iterable[float]) -> list[RelativeSigma]:
     [0.5r, 1r, 2r]
     """
     return [RelativeSigma(f) for f in factors]
+
+
+def default_methods(n_samples: int, n_clusters: int, *, precomputed: bool = False) -> list[str]:
+    """The constrained candidates of ``Auto(methods=None)`` for data of this size.
+
+    :data:`DEFAULT_METHODS`, without k-way COSC above :data:`COSC_KWAY_MAX_SAMPLES`
+    points (two-cluster COSC is always in), and with a precomputed affinity only the
+    methods that accept one.
+
+    Parameters
+    ----------
+    n_samples : int
+    n_clusters : int
+    precomputed : bool, default=False
+
+    Returns
+    -------
+    list of str
+        Registry names.
+    """
+    names = []
+    for name in DEFAULT_METHODS:
+        if name == "cosc" and n_clusters > 2 and n_samples > COSC_KWAY_MAX_SAMPLES:
+            continue
+        if precomputed and not getattr(get_method(name), "_supports_precomputed", True):
+            continue
+        names.append(name)
+    return names
+
+
+def searches_relative_sigma(estimator: BaseEstimator) -> bool:
+    """Whether the estimator's ``sigma`` is the Gaussian k-NN bandwidth relative to r and
+    left at its default (a user's fixed sigma is kept)."""
+    params = estimator.get_params(deep=False)
+    return (
+        params.get("affinity") == "knn"
+        and "n_neighbors" in params
+        and "sigma" in params
+        and params["sigma"] is None
+    )
 
 
 def _candidate_estimator(base: BaseEstimator, params: Mapping[str, Any]) -> BaseEstimator:
