@@ -42,3 +42,19 @@ def pytest_collection_modifyitems(config, items):
             continue
         if any(_is_auto(v) for v in callspec.params.values()):
             item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture
+def dataset():
+    """``dataset(name)``: ``(X, y)`` of a data set in the data directory, or the test skipped
+    when it is not there (the papers' sets are not shipped; ``SPECTRALINK_DATA`` points at
+    them)."""
+    from spectralink.datasets import DatasetNotFoundError, load
+
+    def load_or_skip(name: str):
+        try:
+            return load(name)
+        except DatasetNotFoundError:
+            pytest.skip(f"{name}.npz not in the data directory (set SPECTRALINK_DATA)")
+
+    return load_or_skip

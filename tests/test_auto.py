@@ -204,24 +204,55 @@ def test_failed_refit_falls_back_to_ncut(blobs):
     assert ok.best_index_ == 1 and np.array_equal(ok.labels_, y)
 
 
+class GuardedOracle(Oracle):
+    """The oracle with the held-out guard of the constrained estimators."""
+
+    _uses_constraints = True
+
+    def __init__(self, n_clusters=2, *, y=None, spoil_on=-1, guard="held_out", random_state=None):
+        super().__init__(n_clusters, y=y, spoil_on=spoil_on, random_state=random_state)
+        self.guard = guard
+
+
 @pytest.mark.parametrize("spoil", ["merge", "shuffle"])
-def test_a_choice_that_fails_on_all_the_pairs_is_vetoed(blobs, spoil):
+def test_a_choice_without_a_guard_that_fails_on_all_the_pairs_is_vetoed(blobs, spoil):
     X, y, cons = blobs
     oracle = Oracle(3, y=y, spoil_on=len(cons), spoil=spoil)
-    with pytest.warns(ConstraintsIgnoredWarning, match="Auto's choice Oracle was vetoed"):
+    with pytest.warns(ConstraintsIgnoredWarning, match="its choice Oracle did not pass"):
         auto = Auto(3, methods=[oracle], sigmas=None, random_state=0).fit(X, constraints=cons)
-    assert auto.selection_ == "vetoed" and auto.best_index_ == 0
+    assert auto.selection_ == "guarded" and auto.best_index_ == 0
     assert auto.best_method_ == "ncut" and auto.labels_ is auto.best_estimator_.labels_
     assert auto.guard_.vetoed and auto.guard_.degenerate == (spoil == "merge")
     if spoil == "shuffle":
         assert auto.guard_.violated > auto.guard_.violated_reference
     assert auto.n_violated_ == auto.guard_.violated_reference
-    assert "the choice Oracle was vetoed" in auto.describe()
+    assert "the choice Oracle did not pass the guard" in auto.describe()
     # guard=None: the choice's partition as it is
     raw = Auto(3, methods=[oracle], sigmas=None, guard=None, random_state=0)
     raw.fit(X, constraints=cons)
     assert raw.selection_ == "cross-validation" and raw.guard_ is None
     assert len(np.unique(raw.labels_)) == (2 if spoil == "merge" else 3)
+
+
+def test_the_choice_is_refitted_with_its_own_held_out_guard(blobs):
+    X, y, cons = blobs
+    # in the search the candidate runs without its guard, as a named one does; refitted on
+    # all the pairs with it, its own guard refuses the merged partition: Auto returns NCut's
+    oracle = GuardedOracle(3, y=y, spoil_on=len(cons), guard=None)
+    with pytest.warns(ConstraintsIgnoredWarning, match="its choice GuardedOracle did not pass"):
+        auto = Auto(3, methods=[oracle], sigmas=None, random_state=0).fit(X, constraints=cons)
+    assert auto.search_.candidate(1).guard is None
+    assert auto.selection_ == "guarded" and auto.best_method_ == "ncut"
+    assert auto.guard_.degenerate and auto.guard_.fallback
+    raw = Auto(3, methods=[oracle], sigmas=None, guard=None, random_state=0)
+    raw.fit(X, constraints=cons)
+    assert raw.best_estimator_.guard is None and len(np.unique(raw.labels_)) == 2
+    # a choice its guard keeps is returned, with the guard's report on the choice
+    kept = Auto(3, methods=[GuardedOracle(3, y=y, guard=None)], sigmas=None, random_state=0)
+    kept.fit(X, constraints=cons)
+    assert kept.selection_ == "cross-validation" and kept.guard_ is None
+    assert kept.best_estimator_.guard == "held_out" and not kept.best_estimator_.fallback_
+    assert np.array_equal(kept.labels_, y)
 
 
 def test_a_choice_that_holds_on_all_the_pairs_is_kept(blobs):

@@ -11,7 +11,6 @@ from sklearn.cluster import kmeans_plusplus
 from sklearn.datasets import make_blobs
 
 from spectralink import Constraints
-from spectralink.datasets import DatasetNotFoundError, load
 from spectralink.graph import gaussian_knn_graph, kneighbors, knn_affinity, sigma_grid
 from spectralink.methods.copkmeans import (
     COPKMeans,
@@ -285,17 +284,14 @@ def test_copkmeans_works_on_features_only():
 # --------------------------------------------------------------------------- segmentation
 
 
-def test_sl_beats_ncut_with_1000_pairs_on_segmentation():
+def test_sl_beats_ncut_with_1000_pairs_on_segmentation(dataset):
     """CCSR/CCSKL protocol: 20-NN graph, best sigma per method, mean over 3 draws.
 
     The scan covers the grid values r..10r. Below r the raw-feature graph is numerically
     disconnected (Gaussian weights underflow for the outlying points), both methods sit
     near 0.71 error and the eigensolvers are slowest, so those values add time, not signal.
     """
-    try:
-        X, y = load("segmentation")
-    except DatasetNotFoundError:
-        pytest.skip("segmentation.npz not in the data directory (set SPECTRALINK_DATA)")
+    X, y = dataset("segmentation")
     dist, ind = kneighbors(X, 20)
     draws = [Constraints.from_labels(y, 1000, random_state=seed) for seed in range(3)]
     ncut, sl = [], []

@@ -90,10 +90,7 @@ def test_load_subset(tmp_path):
         load_subset("toy", classes=[0, 7], data_home=tmp_path)
 
 
-def test_real_segmentation_if_present():
-    try:
-        X, y = load("segmentation")
-    except DatasetNotFoundError:
-        pytest.skip("segmentation.npz not in the data directory")
+def test_real_segmentation_if_present(dataset):
+    X, y = dataset("segmentation")
     assert X.shape == datasets.BENCHMARK_DATASETS["segmentation"][:2]
     assert len(np.unique(y)) == 7

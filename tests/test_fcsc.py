@@ -228,7 +228,7 @@ def test_paper_setting_reproduces_previous_behaviour(blobs):
 
 
 @pytest.mark.slow  # real data, several full fits
-def test_falls_back_to_the_unconstrained_cut_when_it_fits_the_constraints_better():
+def test_falls_back_to_the_unconstrained_cut_when_it_fits_the_constraints_better(dataset):
     """Standardised segmentation, k = 7, 200 random pairs: the cheapest feasible vectors
     concentrate on a few outlying points and FCSC's partition puts 2297 of 2310 points in
     one cluster; the unconstrained cut of the same graph violates far fewer pairs."""
@@ -236,7 +236,7 @@ def test_falls_back_to_the_unconstrained_cut_when_it_fits_the_constraints_better
 
     from spectralink.metrics import violated_fraction
 
-    X, y = _segmentation()
+    X, y = dataset("segmentation")
     X = StandardScaler().fit_transform(X)
     cons = Constraints.from_labels(y, 200, random_state=1)
     m = FCSC(7, random_state=0)
@@ -250,7 +250,7 @@ def test_falls_back_to_the_unconstrained_cut_when_it_fits_the_constraints_better
     assert violated_fraction(m.labels_, cons) < violated_fraction(raw["labels"], cons)
 
 
-def test_fallback_on_raw_segmentation_is_ncuts_partition():
+def test_fallback_on_raw_segmentation_is_ncuts_partition(dataset):
     # raw segmentation: a k-NN graph in several near-components, where a k-means of FCSC's
     # dense basis and NCut's eigensolver part ways (repeated near-zero eigenvalues). The
     # guard's unconstrained partition is NCut's of the same graph, so a fallback returns
@@ -258,7 +258,7 @@ def test_fallback_on_raw_segmentation_is_ncuts_partition():
     from spectralink.methods._guard import same_partition
     from spectralink.methods.ncut import NCut
 
-    X, y = _segmentation()
+    X, y = dataset("segmentation")
     cons = Constraints.from_labels(y, 1000, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -266,13 +266,3 @@ def test_fallback_on_raw_segmentation_is_ncuts_partition():
         ncut = NCut(7, random_state=0).fit(X)
     assert m.fallback_
     assert same_partition(m.labels_, ncut.labels_)
-
-
-def _segmentation():
-    """The segmentation set (raw features), or a skip when it is not in the data directory."""
-    from spectralink.datasets import DatasetNotFoundError, load
-
-    try:
-        return load("segmentation")
-    except DatasetNotFoundError:
-        pytest.skip("segmentation.npz not in the data directory (set SPECTRALINK_DATA)")

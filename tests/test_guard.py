@@ -181,13 +181,16 @@ def test_unconstrained_methods_have_no_guard(name):
     assert "guard" not in get_method(name)().get_params()
 
 
-def test_autos_guard_is_the_veto_on_its_choice(blobs):
-    # Auto's search is its held-out judgement: its guard only vetoes the refitted choice
-    # (tests/test_auto.py), and the base class's held-out refits never run on Auto
+def test_autos_guard_is_its_choices(blobs):
+    # Auto's guard is that of its refitted choice (tests/test_auto.py): the base class never
+    # refits Auto itself on held-out folds
     X, _, cons = blobs
-    assert get_method("auto")().get_params()["guard"] == "veto"
+    assert get_method("auto")().get_params()["guard"] == "held_out"
+    auto = get_method("auto")(n_clusters=3, methods=["ccsr"], sigmas=None, random_state=0)
+    auto.fit(X, constraints=cons)
+    assert not hasattr(auto, "fallback_")
     with pytest.raises(ValueError, match="guard"):
-        get_method("auto")(n_clusters=3, guard="held_out").fit(X, constraints=cons)
+        get_method("auto")(n_clusters=3, guard="veto").fit(X, constraints=cons)
 
 
 def test_reference_is_ncut_at_its_defaults(blobs):

@@ -46,6 +46,7 @@ from .model_selection import (
     check_k_range,
     choose_n_clusters,
     default_methods,
+    named_candidates,
     prefer_reference,
     relative_sigmas,
     sample_scale,
@@ -115,10 +116,10 @@ class Auto(ConstrainedFitMixin):
         kinds, or too few to fold, by the eigengap of the graph's normalized Laplacian.
     methods : sequence of str or estimators, default=None
         The constrained candidates: registry names (built with ``n_clusters`` and their
-        defaults, but ``guard=None``: the search's held-out folds and its rule against
-        NCut already do the held-out guard's work) or estimator instances (cloned, as
-        given). ``None``: :func:`default_methods` (CCSR, CCSKL, LSCP, SCACS, COP-KMeans,
-        and COSC while its k-way recursion is affordable). NCut is always added first as
+        defaults, but ``guard=None`` in the search, whose folds judge them; see ``guard``
+        for the refit) or estimator instances (cloned, as given). ``None``:
+        :func:`default_methods` (CCSR, CCSKL, LSCP, SCACS, COP-KMeans, and COSC while its
+        k-way recursion is affordable). NCut is always added first as
         the reference. With ``search="fast"`` a named k-way COSC runs one recursive run
         inside the search (:data:`SEARCH_SCHEDULES`) and its defaults when it is refitted
         as the choice.
@@ -167,12 +168,15 @@ class Auto(ConstrainedFitMixin):
         (:data:`SUBSAMPLE_MIN_SAMPLES`) with ``search="fast"``, else none; ``None``: none.
         The candidates are those of the whole data's size, the repeats of the folds the
         sample's. Never with a precomputed affinity (a sample of a graph is not its graph).
-    guard : {"veto"} or None, default="veto"
-        ``"veto"``: the search judged the choice on folds, but its fit on all the pairs can
-        still fail; NCut's partition (fitted on all the points) is returned instead, with a
-        :class:`~spectralink.exceptions.ConstraintsIgnoredWarning`, when the choice's
-        violates more of the given pairs or is degenerate where NCut's is not
-        (:func:`~spectralink.methods.given_pairs_veto`). ``None``: the choice as it is.
+    guard : {"held_out"} or None, default="held_out"
+        ``"held_out"``: the choice is refitted with its own held-out guard (folds of the
+        constrained points: the search's folds by pairs let a method that propagates pairs
+        around their points score on held-out pairs whose points it was given), and a
+        choice without one gets the guard's vetoes against NCut
+        (:func:`~spectralink.methods.given_pairs_veto`). When either refuses it, NCut's
+        partition is returned, with a
+        :class:`~spectralink.exceptions.ConstraintsIgnoredWarning`. ``None``: the choice
+        as it is.
     affinity : {"knn", "precomputed"}, default="knn"
         ``"knn"``: ``X`` holds features and every candidate builds its own graph from
         them. ``"precomputed"``: ``X`` is a square affinity matrix given to every
@@ -217,18 +221,18 @@ class Auto(ConstrainedFitMixin):
         Indices of the points the search ran on (its folds and results are over these
         points); ``None`` when it ran on all of them, or there was no search.
     selection_ : {"cross-validation", "no constraints", "too few constraints", \
-"refit failed", "vetoed", "not searched"}
+"refit failed", "guarded", "not searched"}
         How the method was chosen: by the search; NCut because no constraints were
         given; :data:`FALLBACK_METHOD` (CCSR) at its defaults, with a
         :class:`~spectralink.exceptions.ModelSelectionWarning`, because the constraints
         cannot be split into ``cv`` folds each with a held-out pair; or NCut, with a
         warning, because the chosen candidate failed on all the constraints (COP-KMeans
         finding no feasible assignment) after succeeding on every fold, or because
-        ``guard`` vetoed the choice's partition; or :data:`FALLBACK_METHOD` by
+        ``guard`` refused the choice's partition; or :data:`FALLBACK_METHOD` by
         :meth:`refit_choice` before any search.
     guard_ : GuardReport or None
-        The veto that refused the choice (:class:`~spectralink.methods.GuardReport`);
-        ``None`` when none did, or none was run.
+        What refused the choice (:class:`~spectralink.methods.GuardReport`); ``None``
+        when nothing did, or nothing was run.
     n_violated_ : int
         Number of the given constraints the labels violate.
     n_features_in_ : int
@@ -266,7 +270,7 @@ class Auto(ConstrainedFitMixin):
     """
 
     _scale = "a cross-validated search: some 30 candidates, each fitted per fold"
-    _held_out_guard = False  # the search is Auto's held-out guard; ``guard`` vetoes its choice
+    _held_out_guard = False  # Auto's ``guard`` is its choice's, not a guard of Auto's refits
     _parameter_constraints = {
         "n_clusters": [Int(2), tuple, None],
         "methods": [list, tuple, None],
@@ -278,7 +282,7 @@ class Auto(ConstrainedFitMixin):
         "n_se": [NON_NEGATIVE],
         "search": [StrOptions({"fast", "exhaustive"})],
         "subsample": [Int(2), StrOptions({"auto"}), None],
-        "guard": [StrOptions({"veto"}), None],
+        "guard": [StrOptions({"held_out"}), None],
         "affinity": [StrOptions({"knn", "precomputed"})],
         "n_jobs": [numbers.Integral, None],
         "random_state": ["random_state"],
@@ -298,7 +302,7 @@ class Auto(ConstrainedFitMixin):
         n_se: float = 1.0,
         search: str = "fast",
         subsample: int | str | None = "auto",
-        guard: str | None = "veto",
+        guard: str | None = "held_out",
         affinity: str = "knn",
         n_jobs: int | None = None,
         random_state: int | np.random.RandomState | None = None,
@@ -323,40 +327,11 @@ class Auto(ConstrainedFitMixin):
     # ------------------------------------------------------------------ candidates
     def _candidate_estimators(self, n_samples: int, k: int) -> list:
         precomputed = self.affinity == "precomputed"
-        specs = (
-            default_methods(n_samples, k, precomputed=precomputed)
-            if self.methods is None
-            else self.methods
-        )
-        if isinstance(specs, str) or not isinstance(specs, Sequence):
-            raise TypeError(
-                f"methods must be None or a sequence of method names or estimators, got {specs!r}."
-            )
-        out = []
-        self._scheduled = []
-        for spec in specs:
-            if isinstance(spec, str):
-                est = get_method(spec)(n_clusters=k)
-                if "guard" in est.get_params(deep=False):
-                    # the search's held-out folds and its rule against NCut are the guard
-                    est.set_params(guard=None)
-                if self.search == "fast" and spec in SEARCH_SCHEDULES and k > 2:
-                    est.set_params(**SEARCH_SCHEDULES[spec])
-                    self._scheduled.append(est)
-            elif hasattr(spec, "get_params") and hasattr(spec, "fit"):
-                est = clone(spec)
-            else:
-                raise TypeError(f"methods entries must be names or estimators, got {spec!r}.")
-            if precomputed:
-                if not getattr(type(est), "_supports_precomputed", False) or (
-                    "affinity" not in est.get_params(deep=False)
-                ):
-                    raise ValueError(
-                        f"{type(est).__name__} does not accept a precomputed affinity; "
-                        "leave it out of methods or give features."
-                    )
-                est.set_params(affinity="precomputed")
-            out.append(est)
+        specs = self.methods
+        if specs is None:
+            specs = default_methods(n_samples, k, precomputed=precomputed)
+        schedules = SEARCH_SCHEDULES if self.search == "fast" else {}
+        out, self._scheduled = named_candidates(specs, k, precomputed, schedules)
         return out
 
     def _sigma_factors(self) -> list:
@@ -478,7 +453,9 @@ class Auto(ConstrainedFitMixin):
         self.selection_ = "cross-validation"
         self.reference_score_ = float(results["mean_test_score"][0])
         try:
-            self._refit(self._choice_for_all(search, index, X), X, constraints)
+            with warnings.catch_warnings():  # the choice's guard is reported as Auto's
+                warnings.simplefilter("ignore", ConstraintsIgnoredWarning)
+                self._refit(self._choice_for_all(search, index, X), X, constraints)
         except Exception as exc:  # e.g. COP-KMeans: feasible on every fold, not on all
             if index == 0:
                 raise
@@ -494,7 +471,7 @@ class Auto(ConstrainedFitMixin):
             index = 0
             self._refit(search.candidate(0), X, constraints)
         else:
-            if index != 0 and self._vetoed(search.candidate(0), X, constraints):
+            if index != 0 and self._guard_refused(search.candidate(0), X, constraints):
                 index = 0
         params = dict(results["params"][index])
         params.pop("estimator", None)
@@ -540,26 +517,30 @@ class Auto(ConstrainedFitMixin):
         self._record_diagnostics(cons)
         return self
 
-    def _vetoed(self, reference: BaseEstimator, X: Any, constraints: Constraints) -> bool:
-        """``guard``'s vetoes on the refitted choice against NCut (``reference``)."""
-        if self.guard is None:
+    def _guard_refused(self, reference: BaseEstimator, X: Any, constraints: Constraints) -> bool:
+        """Whether ``guard`` refused the refitted choice: its own held-out guard fell back,
+        or a veto applies to a choice without one. NCut (``reference``) is then adopted."""
+        choice = self.best_estimator_
+        own = "guard" in choice.get_params(deep=False)
+        if self.guard is None or (own and not choice.fallback_):
             return False
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DegeneratePartitionWarning)
             reference.fit(X, constraints=constraints)
-        report = given_pairs_veto(self.labels_, reference.labels_, constraints)
+        labels = reference.labels_
+        report = choice.guard_ if own else given_pairs_veto(choice.labels_, labels, constraints)
         if report is None:
             return False
+        name = method_name(choice)
         warnings.warn(
-            f"Auto's choice {self.best_method_} was vetoed, {report}. Pass guard=None for "
-            "the choice's partition.",
+            f"Auto returned NCut's partition, the reference: its choice {name} did not pass "
+            f"the held-out guard ({report}). Pass guard=None for the choice's partition.",
             ConstraintsIgnoredWarning,
             stacklevel=4,
         )
-        self.selection_, self.guard_ = "vetoed", report
-        self._overruled = f"the choice {self.best_method_} was vetoed ({report})"
-        self.best_estimator_, self.best_method_ = reference, method_name(reference)
-        self.labels_ = reference.labels_
+        self.selection_, self.guard_ = "guarded", report
+        self._overruled = f"the choice {name} did not pass the guard ({report})"
+        self.best_estimator_, self.best_method_, self.labels_ = reference, "ncut", labels
         return True
 
     def _no_search(self) -> None:
@@ -632,6 +613,8 @@ class Auto(ConstrainedFitMixin):
         if any(searched is s for s in getattr(self, "_scheduled", ())):
             defaults = type(est)().get_params(deep=False)
             est.set_params(**{key: defaults[key] for key in SEARCH_SCHEDULES[method_name(est)]})
+        if self.guard is not None and "guard" in est.get_params(deep=False):
+            est.set_params(guard="held_out")  # the search's folds by pairs can leak: see guard
         return est
 
     def _refit(self, estimator: BaseEstimator, X: Any, constraints: Constraints) -> None:

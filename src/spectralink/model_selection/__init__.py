@@ -30,6 +30,7 @@ from ._candidates import (
     DEFAULT_METHODS,
     RelativeSigma,
     default_methods,
+    named_candidates,
     relative_sigmas,
     searches_relative_sigma,
 )
@@ -76,6 +77,7 @@ __all__ = [
     "default_methods",
     "eigengap_n_clusters",
     "kappa_constraint_score",
+    "named_candidates",
     "pair_kappa",
     "prefer_reference",
     "race_survivors",

@@ -9,7 +9,7 @@ graph once for all the candidates and folds.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +27,7 @@ __all__ = [
     "DEFAULT_METHODS",
     "RelativeSigma",
     "default_methods",
+    "named_candidates",
     "relative_sigmas",
     "searches_relative_sigma",
 ]
@@ -135,6 +136,47 @@ def searches_relative_sigma(estimator: BaseEstimator) -> bool:
         and "sigma" in params
         and params["sigma"] is None
     )
+
+
+def named_candidates(
+    specs: Sequence, k: int, precomputed: bool, schedules: Mapping[str, Mapping[str, Any]]
+) -> tuple[list[BaseEstimator], list[BaseEstimator]]:
+    """Unfitted candidates of ``k`` clusters from ``specs`` (registry names or estimators)
+    and those of them given a search schedule.
+
+    A name is built at its defaults but ``guard=None`` (the search's folds judge it), with
+    ``schedules[name]`` set for k > 2 (a cheaper run inside the search); an estimator is
+    cloned as given. With ``precomputed`` every candidate must accept a precomputed
+    affinity and is set to one.
+    """
+    if isinstance(specs, str) or not isinstance(specs, Sequence):
+        raise TypeError(
+            f"methods must be None or a sequence of method names or estimators, got {specs!r}."
+        )
+    out, scheduled = [], []
+    for spec in specs:
+        if isinstance(spec, str):
+            est = get_method(spec)(n_clusters=k)
+            if "guard" in est.get_params(deep=False):
+                est.set_params(guard=None)
+            if spec in schedules and k > 2:
+                est.set_params(**schedules[spec])
+                scheduled.append(est)
+        elif hasattr(spec, "get_params") and hasattr(spec, "fit"):
+            est = clone(spec)
+        else:
+            raise TypeError(f"methods entries must be names or estimators, got {spec!r}.")
+        if precomputed:
+            if not getattr(type(est), "_supports_precomputed", False) or (
+                "affinity" not in est.get_params(deep=False)
+            ):
+                raise ValueError(
+                    f"{type(est).__name__} does not accept a precomputed affinity; "
+                    "leave it out of methods or give features."
+                )
+            est.set_params(affinity="precomputed")
+        out.append(est)
+    return out, scheduled
 
 
 def _candidate_estimator(base: BaseEstimator, params: Mapping[str, Any]) -> BaseEstimator:
