@@ -233,11 +233,11 @@ def held_out_guard(
     """
     if same_partition(labels, reference_labels):
         return None
-    veto = given_pairs_veto(labels, reference_labels, constraints)
-    if veto is not None:
-        return veto
     violated_ref = constraints.violated(reference_labels)
     violated_all = constraints.violated(labels)
+    veto = _veto(labels, reference_labels, constraints, violated_all, violated_ref)
+    if veto is not None:
+        return veto
     try:
         folds, _ = split_constraints(constraints, GUARD_FOLDS, "points", random_state)
     except UnfoldableConstraintsError:
@@ -279,9 +279,16 @@ def given_pairs_veto(
     ``vetoed``) set when ``labels`` is degenerate where ``reference_labels`` is not
     (:func:`degenerate_against`) or violates more of the given pairs; ``None`` when
     neither applies. :func:`held_out_guard` runs it first; :class:`~spectralink.Auto`
-    runs it alone on its choice, which its search has already judged on held-out pairs."""
-    violated_ref = constraints.violated(reference_labels)
-    violated_all = constraints.violated(labels)
+    runs it alone on a choice that has no held-out guard of its own."""
+    violated_all, violated_ref = (
+        constraints.violated(labels),
+        constraints.violated(reference_labels),
+    )
+    return _veto(labels, reference_labels, constraints, violated_all, violated_ref)
+
+
+def _veto(labels, reference_labels, constraints, violated_all, violated_ref) -> GuardReport | None:
+    """:func:`given_pairs_veto` on violations already counted (the guard counts them once)."""
     if degenerate_against(labels, reference_labels, constraints):
         return _given_pairs_report(violated_all, violated_ref, vetoed=True, degenerate=True)
     if violated_all.sum() > violated_ref.sum():
