@@ -88,6 +88,12 @@ def _held_counts(labels, cons, idx) -> list[int]:
     return [int(is_ml.sum()), int((~is_ml).sum()), int(v[is_ml].sum()), int(v[~is_ml].sum())]
 
 
+def _discordant(labels, reference, cons, idx) -> list[int]:
+    """Of the pairs ``idx``, [those only ``labels`` gets right, those only ``reference`` does]."""
+    v, v_ref = cons.violated(labels)[idx], cons.violated(reference)[idx]
+    return [int((~v & v_ref).sum()), int((v & ~v_ref).sum())]
+
+
 def _fit(name: str, k: int, X, cons, seed: int) -> np.ndarray:
     est = get_method(name)(n_clusters=k)
     if "guard" in est.get_params():
@@ -130,6 +136,8 @@ def run_instance(
                     "err_ncut": clustering_error(y, ncut), "t_fit": time.perf_counter() - t0,
                     "insample": _held_counts(labels, cons, everything),
                     "insample_ncut": _held_counts(ncut, cons, everything),
+                    # discordant given pairs: only the partition / only NCut right
+                    "dg": _discordant(labels, ncut, cons, everything),
                 }  # fmt: skip
                 for by, scheme in schemes.items():
                     judged = []
@@ -139,12 +147,11 @@ def run_instance(
                         except Exception:
                             judged = None
                             break
-                        vm, vr = cons.violated(refit)[test], cons.violated(ncut)[test]
                         judged.append({
                             "m": _held_counts(refit, cons, test),
                             "r": _held_counts(ncut, cons, test),
                             # discordant held-out pairs: only the refit / only NCut right
-                            "d": [int((~vm & vr).sum()), int((vm & ~vr).sum())],
+                            "d": _discordant(refit, ncut, cons, test),
                         })  # fmt: skip
                     rec[by] = judged
                 records.append(rec)
@@ -184,14 +191,20 @@ def falls_back(rec: dict, rule: str) -> bool:
     sm, sr = _score(m, kind), _score(r, kind)
     if mode == "worse":
         return sm < sr
-    if mode == "paired":  # unless the refits win the discordant pairs by one standard error
+    if mode.startswith("paired"):
+        # "paired[@z][/g]": unless the refits win the discordant held-out pairs by z standard
+        # errors (default 1); where they cannot decide, the given pairs judge: strictly fewer
+        # violated, or with "/g" the same test with margin z on the discordant given pairs
         if any("d" not in f for f in folds):
             return not sm > sr
+        z = float(mode.removesuffix("/g").partition("@")[2] or 1.0)
         b, c = np.sum([f["d"] for f in folds], axis=0)
-        if not held_out_can_decide(b + c):
+        if not held_out_can_decide(b + c, z):
+            if mode.endswith("/g"):
+                return not keeps_constrained(*rec["dg"], z)
             m, r = rec["insample"], rec["insample_ncut"]
             return not m[2] + m[3] < r[2] + r[3]
-        return not keeps_constrained(b, c)
+        return not keeps_constrained(b, c, z)
     if mode == "margin":  # unless the refits beat NCut by one binomial standard error
         n = max(r[0] + r[1], 1)
         return not sm > sr + np.sqrt(max(1 - sr, 1 / n) * sr / n)
@@ -210,6 +223,7 @@ RULES = (
     ]
     + ["points:acc:notbetter+veto", "points:acc:tie+veto", "points:acc:margin+veto"]
     + ["points:acc:paired+veto"]
+    + [f"points:acc:paired@{z}{g}+veto" for z in (1, 1.645, 2) for g in ("", "/g")][1:]
 )
 
 
@@ -247,6 +261,8 @@ def report(records: list[dict], folds: int = FOLDS) -> str:
             continue  # that scheme was not refitted (--by)
         if ":paired" in rule and not any("d" in f for r in records for f in r.get(by) or []):
             continue  # records made before the discordant pairs were counted
+        if rule.endswith("/g+veto") and not all("dg" in r for r in records):
+            continue  # records made before the discordant given pairs were counted
         hurt = [
             c
             for c, rs in cells.items()

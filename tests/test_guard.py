@@ -59,9 +59,12 @@ def blobs():
 
 
 def test_rule_and_partition_identity():
-    # won - lost must exceed one standard error, sqrt(won + lost)
-    assert keeps_constrained(10, 2)  # 8 > sqrt(12)
-    assert not keeps_constrained(6, 3)  # 3 = sqrt(9): within the noise
+    # won - lost must exceed 1.645 standard errors, 1.645 * sqrt(won + lost): a one-sided
+    # sign test at the 5 % level
+    assert keeps_constrained(10, 2)  # 8 > 1.645 * sqrt(12) = 5.7
+    assert not keeps_constrained(7, 3)  # 4 < 1.645 * sqrt(10) = 5.2: within the noise
+    assert not keeps_constrained(24, 16)  # 8 < 10.4
+    assert keeps_constrained(7, 3, margin=1.0)  # one standard error would keep it
     assert not keeps_constrained(4, 4)  # ties go to the unconstrained partition
     assert not keeps_constrained(4, 5)
     assert keeps_constrained(1, 0, margin=0.0) and not keeps_constrained(0, 0, margin=0.0)
@@ -285,22 +288,34 @@ def test_a_degenerate_partition_is_vetoed_before_any_refit():
 def test_held_out_pairs_that_cannot_decide_leave_the_given_pairs_to_judge():
     # refits that agree with the unconstrained partition on every held-out pair give no
     # lead at all (won = lost = 0: no outcome could pass the margin), so the given pairs
-    # judge: a partition that violates fewer of them is kept, a tie is not
+    # judge, by the same margin: a partition that violates clearly fewer of them is kept;
+    # one that violates one or two fewer, or as many, is not
     from spectralink.methods import held_out_can_decide
 
-    assert not held_out_can_decide(0) and not held_out_can_decide(1)
-    assert held_out_can_decide(2) and not held_out_can_decide(4, margin=2.0)
+    assert not held_out_can_decide(0) and not held_out_can_decide(2)  # 2 < 1.645 ** 2
+    assert held_out_can_decide(3) and not held_out_can_decide(4, margin=2.0)
     y = np.repeat([0, 1, 2], 20)
     cons = Constraints.from_labels(y, 40, random_state=1)
-    moved = y.copy()  # the unconstrained partition with one constrained point moved
-    point = cons.constrained_points[0]
-    moved[point] = (moved[point] + 1) % 3
-    assert cons.violated(moved).sum() > 0
 
+    def moving(points):  # the unconstrained partition with constrained points moved
+        moved = y.copy()
+        moved[points] = (moved[points] + 1) % 3
+        return moved
+
+    points = cons.constrained_points
+    for n_moved in range(1, len(points)):
+        moved = moving(points[:n_moved])
+        if cons.violated(moved).sum() >= 6:
+            break
     report = held_out_guard(lambda train: moved, y, moved, cons, random_state=0)
     assert report.undecided and not report.fallback and report.n_held_out > 0
-    assert report.violated == 0 < report.violated_reference
+    assert report.violated == 0 < report.violated_reference == report.won
+    assert report.lost == 0 and keeps_constrained(report.won, 0)
     assert "could not decide" in str(report)
+    one = moving(points[:1])  # the partition violates one or two fewer: not clearly
+    assert 0 < cons.violated(one).sum() <= 2
+    report = held_out_guard(lambda train: one, y, one, cons, random_state=0)
+    assert report.undecided and report.fallback and report.won == cons.violated(one).sum()
     other = moved.copy()  # another partition, but as many given pairs violated
     free = np.setdiff1d(np.arange(len(y)), cons.constrained_points)[0]
     other[free] = (other[free] + 1) % 3

@@ -17,9 +17,10 @@ for COP-KMeans), on pairs the constrained fit did not see:
    pairs clearly (:func:`keeps_constrained`): of the held-out pairs exactly one of the two
    gets right, the refits get ``won`` and the unconstrained partition ``lost``, and
    ``won - lost`` must exceed :data:`GUARD_MARGIN` standard errors of that difference
-   (``sqrt(won + lost)``, a sign test's); it is also kept when it is the unconstrained
-   partition (up to the names of the clusters). Otherwise the unconstrained partition is
-   returned, with ``fallback_`` set and an
+   (``sqrt(won + lost)``, a sign test's: one-sided at the 5 % level, that the refits get
+   more of them right than the unconstrained partition); it is also kept when it is the
+   unconstrained partition (up to the names of the clusters). Otherwise the unconstrained
+   partition is returned, with ``fallback_`` set and an
    :class:`~spectralink.exceptions.ConstraintsIgnoredWarning`.
 
 Before any refit, two failed fits are vetoed and the unconstrained partition is returned at
@@ -42,19 +43,21 @@ judge, and the constrained partition must violate strictly fewer of them (one or
 cannot be won "clearly", and they are all the user gave). A fold whose few training pairs
 the method cannot fit (a ``ValueError``, e.g. none left) is not judged; when no fold is,
 the given pairs judge. They also judge when the held-out pairs cannot decide: when the two
-partitions disagree on at most ``GUARD_MARGIN ** 2`` of them, no lead could pass the margin
-(``won - lost <= won + lost <= margin * sqrt(won + lost)``), so the held-out verdict would
-be the unconstrained partition whatever the method did (common with a few dozen pairs,
-which mostly fall inside clusters both partitions agree on). The user's pairs are then all
-the evidence there is, and a partition that violates fewer of them is kept.
+partitions disagree on at most ``GUARD_MARGIN ** 2`` of them (two), no lead could pass the
+margin (``won - lost <= won + lost <= margin * sqrt(won + lost)``), so the held-out verdict
+would be the unconstrained partition whatever the method did (common with a few dozen
+pairs, which mostly fall inside clusters both partitions agree on). The user's pairs are
+then all the evidence there is, and the same test applies to them: of the given pairs
+exactly one partition gets right, the method's must lead by the same margin, so one or two
+pairs cannot decide (a merge of two clusters that few random pairs touch shows as a pair
+or two either way).
 
 Violations of the pairs a fit was given say little: a method can satisfy them by carving
 small regions around their points and still partition the rest worse. Held-out pairs
 estimate how the partition agrees with the user's notion of "together" on points it was
 not told about, which is what the user asked for. The margin makes the pairs earn their
-place: a refit that wins a handful more held-out pairs than NCut is within the folds' noise,
-as in :class:`~spectralink.Auto`'s choice against NCut (one standard error of the paired
-differences). ``docs/results/guard/`` has the measurements behind the rule (folds, score,
+place: a refit that wins a handful more held-out pairs than NCut is within the folds' noise.
+``docs/results/guard/`` has the measurements behind the rule (folds, score,
 margin) and its cost.
 
 ``guard=None`` is the papers' behaviour (the protocol scripts use it).
@@ -90,8 +93,10 @@ __all__ = [
 GUARD_FOLDS = 5
 
 #: Standard errors of the paired held-out difference by which the refits must beat the
-#: unconstrained partition (:func:`keeps_constrained`).
-GUARD_MARGIN = 1.0
+#: unconstrained partition (:func:`keeps_constrained`): the one-sided 5 % point of the
+#: normal, so a method no better on pairs than NCut is kept in about one fit in twenty (at
+#: one standard error, one in six: ``docs/results/guard/`` has what that cost).
+GUARD_MARGIN = 1.645
 
 
 @dataclass(frozen=True)
@@ -124,7 +129,8 @@ class GuardReport:
         Whether the veto was for a degenerate partition (``vetoed`` is then True too).
     undecided : bool
         Whether the held-out pairs could not decide (the partitions disagree on at most
-        ``GUARD_MARGIN ** 2`` of the ``n_held_out``), so the given pairs judged:
+        ``GUARD_MARGIN ** 2`` of the ``n_held_out``), so the given pairs judged, by the
+        same margin:
         ``violated``, ``violated_reference``, ``won`` and ``lost`` then count the given
         pairs.
     """
@@ -154,9 +160,11 @@ class GuardReport:
         if self.undecided:
             return (
                 f"{kept}: the {self.n_held_out} held-out pairs could not decide (the two "
-                f"partitions disagree on at most {GUARD_MARGIN**2:g} of them); of the given "
-                f"pairs, the method violates {self.violated}, the unconstrained partition "
-                f"{self.violated_reference}"
+                f"partitions disagree on at most {int(GUARD_MARGIN**2)} of them); of the "
+                f"given pairs, the method violates {self.violated}, the unconstrained "
+                f"partition {self.violated_reference}; of those only one gets right, the "
+                f"method {self.won}, the unconstrained partition {self.lost} (keeping needs "
+                f"a lead above {GUARD_MARGIN:g} x sqrt({self.won + self.lost}))"
             )
         if self.n_held_out == 0:
             return (
@@ -328,14 +336,17 @@ def _given_pairs_report(
     degenerate: bool = False,
 ) -> GuardReport:
     """The report when the given pairs judge: a veto, too few points to hold any out, or
-    held-out pairs that cannot decide (``n_held_out`` > 0); the partition must then violate
-    strictly fewer of them (no margin on a pair or two)."""
+    held-out pairs that cannot decide (``n_held_out`` > 0). With held-out pairs that cannot
+    decide, the given pairs must pass the guard's margin; with none held out (fewer
+    constrained points than folds: a pair or two, all the user gave) the partition must
+    violate strictly fewer of them, as no lead on so few could pass a margin."""
     won, lost = int((~violated & violated_ref).sum()), int((violated & ~violated_ref).sum())
+    margin = GUARD_MARGIN if n_held_out > 0 else 0.0
     return GuardReport(
         n_held_out=n_held_out,
         violated=int(violated.sum()),
         violated_reference=int(violated_ref.sum()),
-        fallback=vetoed or not keeps_constrained(won, lost, margin=0.0),
+        fallback=vetoed or not keeps_constrained(won, lost, margin=margin),
         won=won,
         lost=lost,
         vetoed=vetoed,
