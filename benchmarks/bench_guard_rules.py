@@ -13,12 +13,13 @@ and NCut violate. The report then replays candidate rules on the records:
   given pairs than NCut (the library's veto, before the folds);
 * ``margin``: fall back unless the refits' score beats NCut's by one binomial standard error
   of NCut's score on the held-out pairs;
-* ``paired``: fall back unless, of the held-out pairs exactly one of the two gets right, the
-  refits get ``b`` and NCut ``c`` with ``b - c > sqrt(b + c)`` (one standard error of a
-  sign test, :func:`spectralink.methods.keeps_constrained`); when ``b + c`` is too small
-  for any lead to pass (:func:`spectralink.methods.held_out_can_decide`), the given pairs
-  judge: keep when the partition violates strictly fewer of them (records without these
-  counts fall back to ``notbetter``);
+* ``paired[@z][/g]``: fall back unless, of the held-out pairs exactly one of the two gets
+  right, the refits get ``b`` and NCut ``c`` with ``b - c > z * sqrt(b + c)`` (``z``
+  standard errors of a sign test, 1 unless given, :func:`spectralink.methods.keeps_constrained`);
+  when ``b + c`` is too small for any lead to pass
+  (:func:`spectralink.methods.held_out_can_decide`), the given pairs judge: keep when the
+  partition violates strictly fewer of them, or with ``/g`` when it passes the same test
+  on the given pairs (records without these counts fall back to ``notbetter``);
 * ``<folds>:<score>:<mode>``: pooled held-out score of the refits against NCut's, ``acc``
   (share of pairs satisfied) or ``bal`` (mean of the must-link and cannot-link shares);
   ``worse``: fall back when the refits score lower; ``notbetter``: fall back unless they
@@ -50,7 +51,12 @@ import numpy as np
 from spectralink import get_method
 from spectralink.constraints import split_constraints
 from spectralink.experiments import cell_seed, draw_constraints
-from spectralink.methods import GUARD_FOLDS, held_out_can_decide, keeps_constrained
+from spectralink.methods import (
+    GUARD_FOLDS,
+    GUARD_MARGIN,
+    held_out_can_decide,
+    keeps_constrained,
+)
 from spectralink.metrics import clustering_error
 
 from ._common import RESULTS
@@ -74,7 +80,7 @@ FOLDS = 3
 
 
 #: The rule of :func:`spectralink.methods.held_out_guard` (with ``GUARD_FOLDS`` folds).
-LIBRARY_RULE = "points:acc:paired+veto"
+LIBRARY_RULE = f"points:acc:paired@{GUARD_MARGIN:g}/g+veto"
 
 
 def _instance_name(fam: str, params: dict) -> str:
@@ -283,10 +289,13 @@ def report(records: list[dict], folds: int = FOLDS) -> str:
         else f"the library's rule, with {folds} folds"
     )
     lines += ["", f"Hurt cells under `{chosen}` ({which}):", ""]
+    n_lines = len(lines)
     for c, rs in sorted(cells.items()):
         e, en = mean_err(rs, chosen), np.mean([r["err_ncut"] for r in rs])
         if e > en + 0.02:
             lines.append(f"* {c[0]}, {c[1]}, {c[2]} pairs: {e:.3f} against NCut's {en:.3f}")
+    if len(lines) == n_lines:
+        lines.append("* none")
     return "\n".join(lines) + "\n"
 
 
