@@ -228,8 +228,8 @@ RULES = (
         for mode in ("worse", "notbetter", "tie")
     ]
     + ["points:acc:notbetter+veto", "points:acc:tie+veto", "points:acc:margin+veto"]
-    + ["points:acc:paired+veto"]
-    + [f"points:acc:paired@{z}{g}+veto" for z in (1, 1.645, 2) for g in ("", "/g")][1:]
+    + ["points:acc:paired+veto", "points:acc:paired@1/g+veto"]
+    + [f"points:acc:paired@{z}{g}+veto" for z in (1.645, 2) for g in ("", "/g")]
 )
 
 
