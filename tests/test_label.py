@@ -4,6 +4,8 @@ errors. The page itself is driven in a real browser in ``test_label_browser.py``
 
 from __future__ import annotations
 
+import signal
+import subprocess
 import sys
 
 import numpy as np
@@ -332,3 +334,59 @@ def test_known_pairs_are_never_asked(tmp_path, blobs):
     assert len(asked) == 15
     assert not asked & {tuple(sorted(p)) for p in known.pairs.tolist()}
     assert session.state()["stopped"] == "done"
+
+
+# ---------------------------------------------------------------------- the fitter
+@pytest.mark.parametrize("processes", [False, True])
+def test_fitter_fits_in_order_and_shutdown_resolves_every_future(blobs, processes):
+    from concurrent.futures import wait
+
+    from spectralink.label._fitter import Fitter
+
+    X, y = blobs
+    cons = Constraints.from_labels(y, 20, random_state=0)
+    fitter = Fitter(X, processes=processes).start()
+    first = [fitter.submit(CCSKL(4, random_state=s), cons) for s in range(2)]
+    for s, future in enumerate(first):  # the same fit as in this process
+        here = CCSKL(4, random_state=s).fit(X, constraints=cons).labels_
+        np.testing.assert_array_equal(future.result(timeout=120).labels_, here)
+    # shut down with fits queued and one running: each ends (a result, cancelled, or
+    # failed), so nothing waiting on one of them waits for ever
+    late = [fitter.submit(CCSKL(4, random_state=s), cons) for s in range(4)]
+    fitter.shutdown()
+    done, pending = wait(late, timeout=120)
+    assert not pending
+    for future in late:
+        if not future.cancelled() and future.exception() is not None:
+            assert isinstance(future.exception(), RuntimeError)
+    with pytest.raises(RuntimeError, match="shut down"):
+        fitter.submit(CCSKL(4), cons)
+
+
+@pytest.mark.skipif(not hasattr(signal, "pthread_kill"), reason="no pthread_kill")
+def test_ctrl_c_taken_by_another_thread_still_ends_the_command(tmp_path, blobs):
+    # The kernel hands a process's SIGINT to any of its threads; when it is not the main
+    # thread, Python raises KeyboardInterrupt only when the main thread next wakes. The
+    # script sends SIGINT to one of its own threads once the server is up.
+    X, _ = blobs
+    np.save(tmp_path / "X.npy", X)
+    script = tmp_path / "ctrl_c.py"
+    script.write_text(
+        "import signal, sys, threading, time\n"
+        "from spectralink.cli import main\n"
+        "def poke():\n"
+        "    while not any(t.name == 'spectralink-label' for t in threading.enumerate()):\n"
+        "        time.sleep(0.05)\n"
+        "    time.sleep(0.5)\n"
+        "    signal.pthread_kill(threading.get_ident(), signal.SIGINT)\n"
+        "if __name__ == '__main__':\n"
+        "    threading.Thread(target=poke, daemon=True).start()\n"
+        f"    sys.exit(main(['label', {str(tmp_path / 'X.npy')!r}, '-k', '4', '-o', "
+        f"{str(tmp_path / 'a.csv')!r}, '--no-browser']))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "stopped; 0 answer(s)" in done.stdout

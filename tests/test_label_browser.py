@@ -22,6 +22,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -85,10 +86,15 @@ def _terminal_sigint() -> None:
 
 
 class Server:
-    """``spectralink label`` in its own process; ``url`` read from its first line."""
+    """``spectralink label`` in its own process; ``url`` read from its first line. Its
+    output is read on to the end (a full pipe would stall it) and kept for the report of
+    a stop that does not end it."""
 
     def __init__(self, *args: object) -> None:
-        cmd = [sys.executable, "-m", "spectralink", "label", *map(str, args), "--no-browser"]
+        cmd = [
+            sys.executable, "-X", "faulthandler", "-m", "spectralink", "label",
+            *map(str, args), "--no-browser",
+        ]  # fmt: skip
         self.proc = subprocess.Popen(
             cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
             start_new_session=True, preexec_fn=_terminal_sigint,
@@ -98,17 +104,36 @@ class Server:
             self.lines.append(line)
             if "answering on " in line:
                 self.url = line.split("answering on ")[1].strip()
+                self._reader = threading.Thread(target=self._read_on, daemon=True)
+                self._reader.start()
                 return
         raise AssertionError("the server did not start:\n" + "".join(self.lines))
+
+    def _read_on(self) -> None:
+        for line in self.proc.stdout:
+            self.lines.append(line)
 
     def kill(self) -> None:
         os.killpg(self.proc.pid, signal.SIGKILL)
         self.proc.wait(10)
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGINT)
+        """Ctrl-C; when the command has not ended 30 s later, its threads' stacks (SIGABRT,
+        written by ``faulthandler``) are the failure's message."""
+        if self.proc.poll() is not None:
+            return
+        os.killpg(self.proc.pid, signal.SIGINT)
+        try:
             self.proc.wait(30)
+        except subprocess.TimeoutExpired:
+            self.proc.send_signal(signal.SIGABRT)
+            self.proc.wait(10)
+            self._reader.join(10)
+            raise AssertionError(
+                "spectralink label did not end within 30 s of Ctrl-C; its output:\n"
+                + "".join(self.lines)
+            ) from None
+        self._reader.join(10)
 
 
 @pytest.fixture

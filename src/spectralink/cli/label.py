@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import threading
+import time
 from pathlib import Path
 
 from ._options import (
@@ -182,7 +182,10 @@ def run(args: argparse.Namespace) -> int:
 
         webbrowser.open(server.url)
     try:
-        threading.Event().wait()
+        # a timed sleep, not an untimed wait: the kernel may hand Ctrl-C to one of the
+        # server's threads, and Python raises it here only when this thread next wakes
+        while True:
+            time.sleep(0.2)
     except KeyboardInterrupt:  # Ctrl-C is how the session ends: every answer is on disk
         pass
     finally:
