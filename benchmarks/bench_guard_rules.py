@@ -229,7 +229,7 @@ RULES = (
     ]
     + ["points:acc:notbetter+veto", "points:acc:tie+veto", "points:acc:margin+veto"]
     + ["points:acc:paired+veto", "points:acc:paired@1/g+veto"]
-    + [f"points:acc:paired@{z}{g}+veto" for z in (1.645, 2) for g in ("", "/g")]
+    + [f"points:acc:paired@{z}{g}+veto" for z in (1.645, 2, 2.2, 2.5) for g in ("", "/g")]
 )
 
 
