@@ -1,0 +1,197 @@
+"""Why one draw of a check cell ended above NCut: what random pairs say about the partitions.
+
+For one record of ``bench_defaults.py`` (instance, method, count, draw) the script refits the
+method on the same data and pairs, fits NCut, and refits the method on the training pairs of
+the guard's folds (:data:`spectralink.methods.GUARD_FOLDS`, by constrained points, seeded as
+the guard seeds them). For the final partition and each refit it prints, beside the
+clustering error:
+
+* the share of all pairs of points it gets right (the Rand index: what uniformly drawn
+  pairs, the protocol's, measure), its must-link and cannot-link shares and their mean;
+* on a random pair on which it and NCut disagree, the probability that it is the one right;
+* how many of the given pairs it violates, and its normalized cut on the method's graph
+  (methods that keep ``affinity_matrix_``);
+* for the folds, the held-out pairs it won and lost against NCut.
+
+It ends with the probability that the guard's test (:func:`spectralink.methods.keeps_constrained`
+on ``n_held_out`` held-out pairs) keeps a partition whose population rates are those of the
+refits: how likely the pairs were to favour it by chance. With ``--method auto`` the partition
+is that of the method Auto chose. Run on one core::
+
+    python -m benchmarks.bench_guard_cell --instance noise-noise_dims10-n20000-s2 \\
+        --method cosc --count 200 --trial 1
+
+Results: ``docs/results/guard/cells.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import warnings
+from math import lgamma, log, sqrt
+from pathlib import Path
+
+import numpy as np
+from sklearn.metrics import adjusted_rand_score
+
+from benchmarks._families import family
+from spectralink import get_method
+from spectralink.constraints import split_constraints
+from spectralink.experiments import draw_constraints
+from spectralink.methods import (
+    GUARD_FOLDS,
+    GUARD_MARGIN,
+    held_out_can_decide,
+    keeps_constrained,
+    unguarded_clone,
+)
+from spectralink.metrics import clustering_error, normalized_cut
+
+RECORDS = Path(__file__).resolve().parents[1] / "docs/results/guard/families/records"
+
+
+def _pairs_together(*labelings: np.ndarray) -> int:
+    """Pairs of points in the same group under every one of ``labelings`` at once."""
+    _, inv = np.unique(np.stack(labelings, 1), axis=0, return_inverse=True)
+    m = np.bincount(inv.ravel()).astype(np.int64)
+    return int((m * (m - 1) // 2).sum())
+
+
+class PairRates:
+    """Population pair rates of partitions against the classes ``y``."""
+
+    def __init__(self, y: np.ndarray) -> None:
+        self.y = y
+        self.total = len(y) * (len(y) - 1) // 2
+        self.same = _pairs_together(y)
+
+    def shares(self, r: np.ndarray) -> tuple[float, float, float]:
+        """(all pairs, must-links, cannot-links) the partition ``r`` gets right."""
+        both, together = _pairs_together(self.y, r), _pairs_together(r)
+        ml = both / self.same
+        cl = (self.total - self.same - together + both) / (self.total - self.same)
+        rand = (both + self.total - self.same - together + both) / self.total
+        return rand, ml, cl
+
+    def discordant(self, r: np.ndarray, ref: np.ndarray) -> tuple[float, float]:
+        """(share of pairs exactly one of ``r``, ``ref`` gets right, of those the share
+        ``r`` gets right)."""
+        y = self.y
+        nr, nf = _pairs_together(r), _pairs_together(ref)
+        nyr, nyf, nrf = _pairs_together(y, r), _pairs_together(y, ref), _pairs_together(r, ref)
+        nall = _pairs_together(y, r, ref)
+        won = (nyr - nall) + (nf - nyf - nrf + nall)
+        lost = (nyf - nall) + (nr - nyr - nrf + nall)
+        return (won + lost) / self.total, won / max(won + lost, 1)
+
+
+def pass_probability(n_held: int, discordant: float, win: float) -> float:
+    """P(the guard keeps the refits) when each of ``n_held`` held-out pairs is discordant
+    with probability ``discordant`` and then won with probability ``win`` (the path on which
+    too few discordant pairs leave the given pairs to judge is not counted)."""
+    pw, pl = discordant * win, discordant * (1 - win)
+    p0 = 1 - pw - pl
+    total = 0.0
+    for w in range(n_held + 1):
+        for lost in range(n_held + 1 - w):
+            if not (held_out_can_decide(w + lost) and keeps_constrained(w, lost, GUARD_MARGIN)):
+                continue
+            terms = [lgamma(n_held + 1) - lgamma(w + 1) - lgamma(lost + 1)]
+            terms.append(-lgamma(n_held - w - lost + 1))
+            terms += [w * log(pw) if w else 0.0, lost * log(pl) if lost else 0.0]
+            terms.append((n_held - w - lost) * log(p0) if n_held - w - lost else 0.0)
+            total += float(np.exp(sum(terms)))
+    return total
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--instance", required=True, help="record file name without .jsonl")
+    p.add_argument("--method", required=True)
+    p.add_argument("--count", type=int, required=True)
+    p.add_argument("--trial", type=int, required=True)
+    p.add_argument("--records", type=Path, default=RECORDS)
+    args = p.parse_args()
+
+    lines = (args.records / f"{args.instance}.jsonl").read_text().splitlines()
+    cfg = json.loads(lines[0])["config"]
+    rec = next(
+        r for r in map(json.loads, lines[1:])
+        if (r["method"], r["n_constraints"], r["trial"]) == (args.method, args.count, args.trial)
+    )  # fmt: skip
+    if cfg["protocol"] != "pairs":
+        raise SystemExit(f"{args.instance}: only the 'pairs' protocol's draws are rebuilt")
+    X, y = family(cfg["family"], cfg["seed"], **cfg["params"])
+    k, seed = cfg["k"], rec["seed"]
+    cons = draw_constraints(y, args.count, "pairs", random_state=seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = get_method(args.method)(k, random_state=seed).fit(X, constraints=cons)
+        ncut = get_method("ncut")(k, random_state=seed).fit(X).labels_
+    print(
+        f"{args.instance}, {args.method}, {args.count} pairs, draw {args.trial}: error "
+        f"{rec['error']:.4f} in the record, {clustering_error(y, est.labels_):.4f} refitted now"
+    )
+    if args.method == "auto":
+        print(f"Auto chose {est.best_method_} {est.best_params_} ({est.selection_})")
+        est = est.best_estimator_
+    report = getattr(est, "guard_", None)
+    print(f"guard: {report}")
+    rates = PairRates(y)
+    graph = getattr(est, "affinity_matrix_", None)
+
+    def describe(name: str, r: np.ndarray) -> None:
+        rand, ml, cl = rates.shares(r)
+        line = (
+            f"{name:>6}: error {clustering_error(y, r):.4f}, ARI "
+            f"{adjusted_rand_score(y, r):.4f}; pairs right {rand:.4f} (must-links {ml:.4f}, "
+            f"cannot-links {cl:.4f}, mean {(ml + cl) / 2:.4f}); violates "
+            f"{int(cons.violated(r).sum())} of the {len(cons)} given"
+        )
+        if graph is not None and graph.shape[0] == len(r):
+            line += f"; normalized cut {normalized_cut(graph, r):.4f}"
+        print(line + f"; sizes {sorted(np.bincount(r).tolist())}")
+
+    describe("final", est.labels_)
+    describe("NCut", ncut)
+    d, w = rates.discordant(est.labels_, ncut)
+    print(
+        f"final against NCut on a random pair: they disagree on {d:.4f}; the final one is "
+        f"right on {w:.3f} of those"
+    )
+    if report is None or report.n_held_out == 0:
+        return
+    folds, _ = split_constraints(cons, GUARD_FOLDS, "points", est.random_state)
+    won = lost = 0
+    rates_d, rates_w = [], []
+    for train, test in folds:
+        if len(test) == 0:
+            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            r = unguarded_clone(est).fit(X, constraints=cons.take(train)).labels_
+        v, v_ref = cons.violated(r)[test], cons.violated(ncut)[test]
+        fw, fl = int((~v & v_ref).sum()), int((v & ~v_ref).sum())
+        won, lost = won + fw, lost + fl
+        d, w = rates.discordant(r, ncut)
+        rates_d.append(d)
+        rates_w.append(w)
+        describe("refit", r)
+        print(
+            f"        held-out won {fw}, lost {fl}; on a random pair it disagrees with NCut "
+            f"on {d:.4f}, right on {w:.3f} of those"
+        )
+    print(
+        f"held out: won {won}, lost {lost}; keeping needs a lead above "
+        f"{GUARD_MARGIN} x sqrt({won + lost}) = {GUARD_MARGIN * sqrt(won + lost):.2f}"
+    )
+    chance = pass_probability(report.n_held_out, float(np.mean(rates_d)), float(np.mean(rates_w)))
+    print(
+        f"P(the guard's test on {report.n_held_out} held-out pairs keeps a partition with the "
+        f"refits' mean rates) = {chance:.4f}"
+    )
+
+
+if __name__ == "__main__":
+    main()
