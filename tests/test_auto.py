@@ -258,6 +258,36 @@ def test_the_choice_is_refitted_with_its_own_held_out_guard(blobs):
     assert np.array_equal(kept.labels_, y)
 
 
+def test_refit_choice_guards_the_choice_again_on_the_new_pairs(blobs):
+    X, y, cons = blobs
+    # the choice spoils its partition on all 120 pairs only: guarded by fit, it is
+    # refitted, not NCut, on other pairs, and the guard decides again there
+    oracle = GuardedOracle(3, y=y, spoil_on=len(cons), guard=None)
+    auto = Auto(3, methods=[oracle], sigmas=None, random_state=0)
+    with pytest.warns(ConstraintsIgnoredWarning, match="its choice GuardedOracle did not pass"):
+        auto.fit(X, constraints=cons)
+    assert auto.selection_ == "guarded" and auto.best_index_ == 0
+    search = auto.search_
+    fewer = cons.take(np.arange(100))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConstraintsIgnoredWarning)
+        auto.refit_choice(X, constraints=fewer)
+    assert auto.search_ is search and auto.selection_ == "cross-validation"
+    assert auto.best_index_ == 1 and auto.guard_ is None
+    assert isinstance(auto.best_estimator_, GuardedOracle)
+    assert auto.best_estimator_.guard == "held_out" and np.array_equal(auto.labels_, y)
+    assert "GuardedOracle" in auto.describe()
+    # on all the pairs again: refused again, and the warning is Auto's, not the choice's
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        auto.refit_choice(X, constraints=cons)
+    messages = [str(w.message) for w in caught if w.category is ConstraintsIgnoredWarning]
+    assert len(messages) == 1 and messages[0].startswith("Auto returned NCut's partition")
+    assert auto.selection_ == "guarded" and auto.best_method_ == "ncut"
+    assert auto.best_index_ == 0 and auto.guard_.fallback
+    assert "did not pass the guard" in auto.describe()
+
+
 def test_a_choice_that_holds_on_all_the_pairs_is_kept(blobs):
     X, y, cons = blobs
     with warnings.catch_warnings():

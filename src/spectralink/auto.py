@@ -453,9 +453,9 @@ class Auto(ConstrainedFitMixin):
         self.selection_ = "cross-validation"
         self.reference_score_ = float(results["mean_test_score"][0])
         try:
-            with warnings.catch_warnings():  # the choice's guard is reported as Auto's
-                warnings.simplefilter("ignore", ConstraintsIgnoredWarning)
-                self._refit(self._choice_for_all(search, index, X), X, constraints)
+            choice = self._choice_for_all(search, index, X)
+            self._choice = (index, clone(choice))
+            self._refit_quietly(choice, X, constraints)
         except Exception as exc:  # e.g. COP-KMeans: feasible on every fold, not on all
             if index == 0:
                 raise
@@ -468,17 +468,30 @@ class Auto(ConstrainedFitMixin):
             )
             self.selection_ = "refit failed"
             self._overruled = f"the choice {choice} failed on all the pairs"
+            self._choice = None  # refit_choice refits NCut, as this fit does
             index = 0
             self._refit(search.candidate(0), X, constraints)
         else:
-            if index != 0 and self._guard_refused(search.candidate(0), X, constraints):
-                index = 0
-        params = dict(results["params"][index])
-        params.pop("estimator", None)
-        self.best_index_ = index
-        self.best_params_ = params
-        self.best_score_ = float(results["mean_test_score"][index])
+            index = self._guarded_index(index, X, constraints)
+        self._set_best(index)
         return self
+
+    def _refit_quietly(self, choice: BaseEstimator, X: Any, constraints: Constraints) -> None:
+        with warnings.catch_warnings():  # the choice's guard is reported as Auto's
+            warnings.simplefilter("ignore", ConstraintsIgnoredWarning)
+            self._refit(choice, X, constraints)
+
+    def _guarded_index(self, index: int, X: Any, constraints: Constraints) -> int:
+        """``index``, or 0 (NCut, the reference) when ``guard`` refused the refitted choice."""
+        if index != 0 and self._guard_refused(self.search_.candidate(0), X, constraints):
+            return 0
+        return index
+
+    def _set_best(self, index: int) -> None:
+        results = self.search_.cv_results_
+        params = {k: v for k, v in results["params"][index].items() if k != "estimator"}
+        self.best_index_, self.best_params_ = index, params
+        self.best_score_ = float(results["mean_test_score"][index])
 
     def refit_choice(self, X: Any, constraints: Any = None) -> Auto:
         """Fit the method and parameters chosen by the last search on other constraints,
@@ -488,8 +501,9 @@ class Auto(ConstrainedFitMixin):
         the choice made on the answers known then guides the next questions. Before any
         search it fits :data:`FALLBACK_METHOD` (CCSR) at its defaults, as with too few
         constraints to cross-validate (with ``n_clusters=None``, at the eigengap's k), and
-        ``selection_`` is ``"not searched"``.
-        ``search_``, ``best_params_`` and the scores stay those of the last search.
+        ``selection_`` is ``"not searched"``. The choice is refitted with its guard, as
+        :meth:`fit` refits it, so ``selection_``, ``guard_`` and ``best_index_`` say
+        whether the guard kept it on these constraints; ``search_`` stays the last search.
 
         Parameters
         ----------
@@ -504,6 +518,16 @@ class Auto(ConstrainedFitMixin):
         self._check_params()
         X = self._validate_X(X)
         cons = self._constraints_for(X.shape[0], constraints)
+        choice = getattr(self, "_choice", None)
+        if choice is not None:
+            # the search's choice with its guard, as fit refits it: the guard may decide
+            # otherwise on these pairs than on the last search's
+            index, estimator = choice
+            self.selection_, self.guard_ = "cross-validation", None
+            self._refit_quietly(clone(estimator), X, cons)
+            self._set_best(self._guarded_index(index, X, cons))
+            self._record_diagnostics(cons)
+            return self
         if hasattr(self, "best_estimator_"):
             chosen = clone(self.best_estimator_)
         else:
@@ -546,6 +570,7 @@ class Auto(ConstrainedFitMixin):
     def _no_search(self) -> None:
         """The search's attributes before (or without) a search."""
         self.search_ = self.best_index_ = self.subsample_ = self.k_scan_ = self.guard_ = None
+        self._choice = None  # (index, unfitted estimator) of the search's choice
         self.best_params_ = {}
         self.best_score_ = self.reference_score_ = float("nan")
 
