@@ -483,15 +483,13 @@ class Auto(ConstrainedFitMixin):
 
     def _guarded_index(self, index: int, X: Any, constraints: Constraints) -> int:
         """``index``, or 0 (NCut, the reference) when ``guard`` refused the refitted choice."""
-        if index != 0 and self._guard_refused(self.search_.candidate(0), X, constraints):
-            return 0
-        return index
+        refused = index != 0 and self._guard_refused(self.search_.candidate(0), X, constraints)
+        return 0 if refused else index
 
     def _set_best(self, index: int) -> None:
         results = self.search_.cv_results_
-        params = {k: v for k, v in results["params"][index].items() if k != "estimator"}
-        self.best_index_, self.best_params_ = index, params
-        self.best_score_ = float(results["mean_test_score"][index])
+        self.best_params_ = {k: v for k, v in results["params"][index].items() if k != "estimator"}
+        self.best_index_, self.best_score_ = index, float(results["mean_test_score"][index])
 
     def refit_choice(self, X: Any, constraints: Any = None) -> Auto:
         """Fit the method and parameters chosen by the last search on other constraints,
@@ -519,25 +517,20 @@ class Auto(ConstrainedFitMixin):
         X = self._validate_X(X)
         cons = self._constraints_for(X.shape[0], constraints)
         choice = getattr(self, "_choice", None)
-        if choice is not None:
-            # the search's choice with its guard, as fit refits it: the guard may decide
-            # otherwise on these pairs than on the last search's
+        if choice is not None:  # the choice with its guard, which decides on these pairs
             index, estimator = choice
             self.selection_, self.guard_ = "cross-validation", None
             self._refit_quietly(clone(estimator), X, cons)
             self._set_best(self._guarded_index(index, X, cons))
-            self._record_diagnostics(cons)
-            return self
-        if hasattr(self, "best_estimator_"):
-            chosen = clone(self.best_estimator_)
+        elif hasattr(self, "best_estimator_"):
+            self._refit(clone(self.best_estimator_), X, cons)
         else:
             self._no_search()
             self.selection_ = "not searched"
             # k as without pairs (the eigengap, a cheap scan): the search chooses it later
             none = Constraints(n_samples=X.shape[0])
             k = self._choose_k(X, none, X.shape[0])
-            chosen = _seed(self._fallback_estimator(k), self.random_state)
-        self._refit(chosen, X, cons)
+            self._refit(_seed(self._fallback_estimator(k), self.random_state), X, cons)
         self._record_diagnostics(cons)
         return self
 
@@ -647,8 +640,7 @@ class Auto(ConstrainedFitMixin):
             # Auto's own fit reports a degenerate partition once, under its name
             warnings.simplefilter("ignore", DegeneratePartitionWarning)
             estimator.fit(X, constraints=constraints)
-        self.best_estimator_ = estimator
-        self.best_method_ = method_name(estimator)
+        self.best_estimator_, self.best_method_ = estimator, method_name(estimator)
         self.labels_ = estimator.labels_
 
     def predict(self, X: Any) -> np.ndarray:
