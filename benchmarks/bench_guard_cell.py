@@ -29,10 +29,11 @@ from __future__ import annotations
 import argparse
 import json
 import warnings
-from math import lgamma, log, sqrt
+from math import sqrt
 from pathlib import Path
 
 import numpy as np
+from scipy.stats import multinomial
 from sklearn.metrics import adjusted_rand_score
 
 from benchmarks._families import family
@@ -69,10 +70,8 @@ class PairRates:
     def shares(self, r: np.ndarray) -> tuple[float, float, float]:
         """(all pairs, must-links, cannot-links) the partition ``r`` gets right."""
         both, together = _pairs_together(self.y, r), _pairs_together(r)
-        ml = both / self.same
-        cl = (self.total - self.same - together + both) / (self.total - self.same)
-        rand = (both + self.total - self.same - together + both) / self.total
-        return rand, ml, cl
+        apart = self.total - self.same - together + both  # apart in both
+        return (both + apart) / self.total, both / self.same, apart / (self.total - self.same)
 
     def discordant(self, r: np.ndarray, ref: np.ndarray) -> tuple[float, float]:
         """(share of pairs exactly one of ``r``, ``ref`` gets right, of those the share
@@ -90,19 +89,16 @@ def pass_probability(n_held: int, discordant: float, win: float) -> float:
     """P(the guard keeps the refits) when each of ``n_held`` held-out pairs is discordant
     with probability ``discordant`` and then won with probability ``win`` (the path on which
     too few discordant pairs leave the given pairs to judge is not counted)."""
-    pw, pl = discordant * win, discordant * (1 - win)
-    p0 = 1 - pw - pl
-    total = 0.0
-    for w in range(n_held + 1):
-        for lost in range(n_held + 1 - w):
-            if not (held_out_can_decide(w + lost) and keeps_constrained(w, lost, GUARD_MARGIN)):
-                continue
-            terms = [lgamma(n_held + 1) - lgamma(w + 1) - lgamma(lost + 1)]
-            terms.append(-lgamma(n_held - w - lost + 1))
-            terms += [w * log(pw) if w else 0.0, lost * log(pl) if lost else 0.0]
-            terms.append((n_held - w - lost) * log(p0) if n_held - w - lost else 0.0)
-            total += float(np.exp(sum(terms)))
-    return total
+    keeps = [
+        (w, lost, n_held - w - lost)
+        for w in range(n_held + 1)
+        for lost in range(n_held + 1 - w)
+        if held_out_can_decide(w + lost) and keeps_constrained(w, lost, GUARD_MARGIN)
+    ]
+    if not keeps:
+        return 0.0
+    p = [discordant * win, discordant * (1 - win), 1 - discordant]
+    return float(multinomial.pmf(np.array(keeps), n_held, p).sum())
 
 
 def main() -> None:

@@ -459,15 +459,15 @@ class Auto(ConstrainedFitMixin):
         except Exception as exc:  # e.g. COP-KMeans: feasible on every fold, not on all
             if index == 0:
                 raise
-            choice = method_name(results["params"][index]["estimator"])
+            name = method_name(results["params"][index]["estimator"])
             warnings.warn(
-                f"Auto's choice {choice} failed on all the constraints "
+                f"Auto's choice {name} failed on all the constraints "
                 f"({type(exc).__name__}: {exc}); fitted NCut, the reference, instead.",
                 ModelSelectionWarning,
                 stacklevel=3,
             )
             self.selection_ = "refit failed"
-            self._overruled = f"the choice {choice} failed on all the pairs"
+            self._overruled = f"the choice {name} failed on all the pairs"
             self._choice = None  # refit_choice refits NCut, as this fit does
             index = 0
             self._refit(search.candidate(0), X, constraints)
