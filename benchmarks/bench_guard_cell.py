@@ -11,12 +11,15 @@ clustering error:
 * on a random pair on which it and NCut disagree, the probability that it is the one right;
 * how many of the given pairs it violates, and its normalized cut on the method's graph
   (methods that keep ``affinity_matrix_``);
-* for the folds, the held-out pairs it won and lost against NCut.
+* for the folds, the held-out pairs it won and lost against NCut, and on which side of the
+  pairs of points the final partition and NCut disagree on each refit falls
+  (:func:`spectralink.methods.refit_sides`).
 
 It ends with the probability that the guard's test (:func:`spectralink.methods.keeps_constrained`
 on ``n_held_out`` held-out pairs) keeps a partition whose population rates are those of the
 refits: how likely the pairs were to favour it by chance. With ``--method auto`` the partition
-is that of the method Auto chose. Run on one core::
+is that of the method Auto chose. "Final" is the method's own partition, also when the guard
+refused it. Run on one core::
 
     python -m benchmarks.bench_guard_cell --instance noise-noise_dims10-n20000-s2 \\
         --method cosc --count 200 --trial 1
@@ -45,6 +48,7 @@ from spectralink.methods import (
     GUARD_MARGIN,
     held_out_can_decide,
     keeps_constrained,
+    refit_sides,
     unguarded_clone,
 )
 from spectralink.metrics import clustering_error, normalized_cut
@@ -149,9 +153,14 @@ def main() -> None:
             line += f"; normalized cut {normalized_cut(graph, r):.4f}"
         print(line + f"; sizes {sorted(np.bincount(r).tolist())}")
 
-    describe("final", est.labels_)
+    final = est.labels_
+    if getattr(est, "fallback_", False):  # the method's own partition, which the guard refused
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            final = unguarded_clone(est).fit(X, constraints=cons).labels_
+    describe("final", final)
     describe("NCut", ncut)
-    d, w = rates.discordant(est.labels_, ncut)
+    d, w = rates.discordant(final, ncut)
     print(
         f"final against NCut on a random pair: they disagree on {d:.4f}; the final one is "
         f"right on {w:.3f} of those"
@@ -160,7 +169,7 @@ def main() -> None:
         return
     folds, _ = split_constraints(cons, GUARD_FOLDS, "points", est.random_state)
     won = lost = 0
-    rates_d, rates_w = [], []
+    rates_d, rates_w, sides = [], [], []
     for train, test in folds:
         if len(test) == 0:
             continue
@@ -171,16 +180,26 @@ def main() -> None:
         fw, fl = int((~v & v_ref).sum()), int((v & ~v_ref).sum())
         won, lost = won + fw, lost + fl
         d, w = rates.discordant(r, ncut)
+        with_final, with_ncut = refit_sides(r, final, ncut)
+        sides += [(with_final, with_ncut)]
         rates_d.append(d)
         rates_w.append(w)
         describe("refit", r)
         print(
             f"        held-out won {fw}, lost {fl}; on a random pair it disagrees with NCut "
-            f"on {d:.4f}, right on {w:.3f} of those"
+            f"on {d:.4f}, right on {w:.3f} of those; of the pairs of points final and NCut "
+            f"disagree on it sides with the final one on "
+            f"{with_final / (with_final + with_ncut):.3f}"
         )
     print(
         f"held out: won {won}, lost {lost}; keeping needs a lead above "
         f"{GUARD_MARGIN} x sqrt({won + lost}) = {GUARD_MARGIN * sqrt(won + lost):.2f}"
+    )
+    with_final, with_ncut = np.sum(sides, axis=0)
+    print(
+        f"the refits side with the final partition on {with_final / (with_final + with_ncut):.3f}"
+        " of the pairs of points it and NCut disagree on (summed over the refits; kept only "
+        "above 0.5)"
     )
     chance = pass_probability(report.n_held_out, float(np.mean(rates_d)), float(np.mean(rates_w)))
     print(

@@ -19,7 +19,10 @@ and NCut violate. The report then replays candidate rules on the records:
   when ``b + c`` is too small for any lead to pass
   (:func:`spectralink.methods.held_out_can_decide`), the given pairs judge: keep when the
   partition violates strictly fewer of them, or with ``/g`` when it passes the same test
-  on the given pairs (records without these counts fall back to ``notbetter``);
+  on the given pairs (records without these counts fall back to ``notbetter``); with
+  ``/s`` the refits must also side with the partition, not NCut, on more of the pairs of
+  points the two disagree on (:func:`spectralink.methods.refit_sides`; the library's rule
+  is ``paired@1.645/g/s+veto``);
 * ``<folds>:<score>:<mode>``: pooled held-out score of the refits against NCut's, ``acc``
   (share of pairs satisfied) or ``bal`` (mean of the must-link and cannot-link shares);
   ``worse``: fall back when the refits score lower; ``notbetter``: fall back unless they
@@ -56,6 +59,7 @@ from spectralink.methods import (
     GUARD_MARGIN,
     held_out_can_decide,
     keeps_constrained,
+    refit_sides,
 )
 from spectralink.metrics import clustering_error
 
@@ -80,7 +84,7 @@ FOLDS = 3
 
 
 #: The rule of :func:`spectralink.methods.held_out_guard` (with ``GUARD_FOLDS`` folds).
-LIBRARY_RULE = f"points:acc:paired@{GUARD_MARGIN:g}/g+veto"
+LIBRARY_RULE = f"points:acc:paired@{GUARD_MARGIN:g}/g/s+veto"
 
 
 def _instance_name(fam: str, params: dict) -> str:
@@ -98,6 +102,12 @@ def _discordant(labels, reference, cons, idx) -> list[int]:
     """Of the pairs ``idx``, [those only ``labels`` gets right, those only ``reference`` does]."""
     v, v_ref = cons.violated(labels)[idx], cons.violated(reference)[idx]
     return [int((~v & v_ref).sum()), int((v & ~v_ref).sum())]
+
+
+def _sides(refit, labels, reference) -> list[int]:
+    """Of the pairs of points ``labels`` and ``reference`` disagree on, [those ``refit``
+    sides with ``labels`` on, those it sides with ``reference`` on]."""
+    return list(refit_sides(refit, labels, reference))
 
 
 def _fit(name: str, k: int, X, cons, seed: int) -> np.ndarray:
@@ -158,6 +168,9 @@ def run_instance(
                             "r": _held_counts(ncut, cons, test),
                             # discordant held-out pairs: only the refit / only NCut right
                             "d": _discordant(refit, ncut, cons, test),
+                            # point pairs the partition and NCut disagree on: the refit
+                            # sides with the partition / with NCut
+                            "s": _sides(refit, labels, ncut),
                         })  # fmt: skip
                     rec[by] = judged
                 records.append(rec)
@@ -203,6 +216,8 @@ def falls_back(rec: dict, rule: str) -> bool:
         # violated, or with "/g" the same test with margin z on the discordant given pairs
         if any("d" not in f for f in folds):
             return not sm > sr
+        sides = mode.endswith("/s")
+        mode = mode.removesuffix("/s")
         z = float(mode.removesuffix("/g").partition("@")[2] or 1.0)
         b, c = np.sum([f["d"] for f in folds], axis=0)
         if not held_out_can_decide(b + c, z):
@@ -210,6 +225,10 @@ def falls_back(rec: dict, rule: str) -> bool:
                 return not keeps_constrained(*rec["dg"], z)
             m, r = rec["insample"], rec["insample_ncut"]
             return not m[2] + m[3] < r[2] + r[3]
+        if sides:  # and the refits must side with the partition where it and NCut differ
+            with_it, with_ncut = np.sum([f["s"] for f in folds], axis=0)
+            if not with_it > with_ncut:
+                return True
         return not keeps_constrained(b, c, z)
     if mode == "margin":  # unless the refits beat NCut by one binomial standard error
         n = max(r[0] + r[1], 1)
@@ -230,6 +249,7 @@ RULES = (
     + ["points:acc:notbetter+veto", "points:acc:tie+veto", "points:acc:margin+veto"]
     + ["points:acc:paired+veto", "points:acc:paired@1/g+veto"]
     + [f"points:acc:paired@{z}{g}+veto" for z in (1.645, 2, 2.2, 2.5) for g in ("", "/g")]
+    + [f"points:acc:paired@{z}/g/s+veto" for z in (1, 1.645, 2)]
 )
 
 
@@ -267,8 +287,10 @@ def report(records: list[dict], folds: int = FOLDS) -> str:
             continue  # that scheme was not refitted (--by)
         if ":paired" in rule and not any("d" in f for r in records for f in r.get(by) or []):
             continue  # records made before the discordant pairs were counted
-        if rule.endswith("/g+veto") and not all("dg" in r for r in records):
+        if "/g" in rule and not all("dg" in r for r in records):
             continue  # records made before the discordant given pairs were counted
+        if "/s" in rule and not any("s" in f for r in records for f in r.get(by) or []):
+            continue  # records made before the refits' sides were counted
         hurt = [
             c
             for c, rs in cells.items()
@@ -280,9 +302,18 @@ def report(records: list[dict], folds: int = FOLDS) -> str:
         share = kept / full if full > 0 else float("nan")
         lines.append(f"| `{rule}` | {len(hurt)} | {share:.2f} | {n_fb} / {len(records)} |")
     has_pairs = any("d" in f for r in records for f in r.get("points") or [])
-    chosen = LIBRARY_RULE if has_pairs else "points:acc:notbetter+veto"
+    has_sides = any("s" in f for r in records for f in r.get("points") or [])
+    chosen = (
+        LIBRARY_RULE
+        if has_sides
+        else LIBRARY_RULE.replace("/s", "")
+        if has_pairs
+        else "points:acc:notbetter+veto"
+    )
     which = (
-        "the library's rule"
+        "the library's rule, without its side check: records made before the sides"
+        if has_pairs and not has_sides
+        else "the library's rule"
         if has_pairs and folds == GUARD_FOLDS
         else "for comparison: no margin, and records without discordant pairs"
         if not has_pairs

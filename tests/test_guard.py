@@ -24,6 +24,7 @@ from spectralink.methods._guard import (
     GuardReport,
     held_out_guard,
     keeps_constrained,
+    refit_sides,
     same_partition,
 )
 from spectralink.methods.ncut import NCut
@@ -171,6 +172,50 @@ def test_held_out_guard_judges_unseen_pairs_only():
     held_ml = report.violated  # the singletons violate exactly the held-out must-links
     assert report.won == 0 and report.lost == held_ml  # every discordant pair is lost
     assert 0 < held_ml <= report.n_held_out
+
+
+def test_a_partition_the_refits_do_not_stand_behind_is_not_kept():
+    # refits that win the held-out pairs clearly (the classes, against an unconstrained
+    # partition with constrained points moved), and a final partition that keeps every given
+    # pair but lands elsewhere (unconstrained points moved): the held-out pairs judge the
+    # refits, and the refits side with the unconstrained partition where the final one
+    # differs from it, so it is not kept; the same refits behind a final partition that is
+    # theirs keep it
+    y = np.repeat([0, 1, 2], 40)
+    cons = Constraints.from_labels(y, 40, random_state=1)
+    points = cons.constrained_points
+    for n_moved in range(1, len(points)):
+        moved = y.copy()
+        moved[points[:n_moved]] = (y[points[:n_moved]] + 1) % 3
+        if cons.violated(moved).sum() >= 10:
+            break
+    free = np.setdiff1d(np.arange(len(y)), points)
+    elsewhere = y.copy()
+    elsewhere[free[:30]] = (y[free[:30]] + 1) % 3
+    assert len(free) >= 30 and cons.violated(elsewhere).sum() == 0
+
+    report = held_out_guard(lambda train: y, elsewhere, moved, cons, random_state=0)
+    assert not report.vetoed and not report.undecided and report.n_held_out > 0
+    assert keeps_constrained(report.won, report.lost) and report.lost == 0
+    assert report.fallback and report.sided_reference > report.sided
+    assert "side with the unconstrained one" in str(report)
+    report = held_out_guard(lambda train: y, y, moved, cons, random_state=0)
+    assert not report.fallback and report.sided > report.sided_reference == 0
+    assert "side with" not in str(report)
+
+
+def test_refit_sides_counts_the_pairs_of_points_each_side_gets():
+    # by enumeration of the pairs of points on small random partitions
+    rng = np.random.default_rng(0)
+    for n in (2, 7, 30):
+        refit, labels, reference = (rng.integers(0, 3, n) for _ in range(3))
+        sides = [0, 0]
+        for i in range(n):
+            for j in range(i + 1, n):
+                same = [lab[i] == lab[j] for lab in (refit, labels, reference)]
+                if same[1] != same[2]:
+                    sides[0 if same[0] == same[1] else 1] += 1
+        assert refit_sides(refit, labels, reference) == tuple(sides)
 
 
 def test_guard_parameter_is_validated(blobs):

@@ -21,6 +21,7 @@ from ._guard import (
     held_out_can_decide,
     held_out_guard,
     keeps_constrained,
+    refit_sides,
     unguarded_clone,
 )
 
@@ -36,6 +37,7 @@ __all__ = [
     "held_out_can_decide",
     "held_out_guard",
     "keeps_constrained",
+    "refit_sides",
     "shareable_knn_graph",
     "unguarded_clone",
 ]

@@ -19,8 +19,14 @@ for COP-KMeans), on pairs the constrained fit did not see:
    ``won - lost`` must exceed :data:`GUARD_MARGIN` standard errors of that difference
    (``sqrt(won + lost)``, a sign test's: one-sided at the 5 % level, that the refits get
    more of them right than the unconstrained partition); it is also kept when it is the
-   unconstrained partition (up to the names of the clusters). Otherwise the unconstrained
-   partition is returned, with ``fallback_`` set and an
+   unconstrained partition (up to the names of the clusters);
+4. and the refits must stand behind the partition returned: the held-out pairs judge the
+   refits, not the fit on all the pairs, and a method whose search can land elsewhere with
+   all the pairs (COSC's k-way search) may return a partition none of its refits resemble.
+   On the pairs of *points* the returned and the unconstrained partitions disagree on, the
+   refits must side with the returned one more often than with the unconstrained one
+   (:func:`refit_sides`, summed over the refits; no threshold, a vote). Otherwise the
+   unconstrained partition is returned, with ``fallback_`` set and an
    :class:`~spectralink.exceptions.ConstraintsIgnoredWarning`.
 
 Before any refit, two failed fits are vetoed and the unconstrained partition is returned at
@@ -70,6 +76,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from sklearn.base import BaseEstimator, clone
+from sklearn.metrics.cluster import pair_confusion_matrix
 
 from ..constraints import Constraints, UnfoldableConstraintsError, split_constraints
 from ..metrics import min_cluster_size, unrequested_small_clusters
@@ -83,6 +90,7 @@ __all__ = [
     "held_out_can_decide",
     "held_out_guard",
     "keeps_constrained",
+    "refit_sides",
     "same_partition",
     "unguarded_clone",
 ]
@@ -133,6 +141,13 @@ class GuardReport:
         same margin:
         ``violated``, ``violated_reference``, ``won`` and ``lost`` then count the given
         pairs.
+    sided, sided_reference : int
+        When the held-out pairs judged: of the pairs of *points* on which the partition
+        fitted to all the pairs and the unconstrained one disagree (one puts them together,
+        the other apart), summed over the refits, those on which the refit sides with the
+        former (``sided``) and with the latter (``sided_reference``). The held-out pairs
+        judge the refits; the partition returned must be one they stand behind, so it is
+        kept only when ``sided > sided_reference`` (:func:`refit_sides`).
     """
 
     n_held_out: int
@@ -144,6 +159,8 @@ class GuardReport:
     vetoed: bool = False
     undecided: bool = False
     degenerate: bool = False
+    sided: int = 0
+    sided_reference: int = 0
 
     def __str__(self) -> str:
         kept = "unconstrained partition returned" if self.fallback else "constrained partition kept"
@@ -172,12 +189,20 @@ class GuardReport:
                 f"succeeded); of the given pairs, the method violates {self.violated}, the "
                 f"unconstrained partition {self.violated_reference}"
             )
-        return (
+        held_out = (
             f"{kept}: of {self.n_held_out} held-out pairs, the method refitted without them "
             f"violates {self.violated}, the unconstrained partition {self.violated_reference}; "
             f"of those only one gets right, the refits {self.won}, the unconstrained "
             f"partition {self.lost} (keeping needs a lead above "
             f"{GUARD_MARGIN:g} x sqrt({self.won + self.lost}))"
+        )
+        if not keeps_constrained(self.won, self.lost) or self.sided > self.sided_reference:
+            return held_out
+        share = self.sided_reference / max(self.sided + self.sided_reference, 1)
+        return (
+            f"{held_out}; but the partition fitted to all the pairs is not the refits': on "
+            f"the pairs of points where it and the unconstrained partition disagree, the "
+            f"refits side with the unconstrained one on {share:.0%}"
         )
 
 
@@ -187,6 +212,26 @@ def keeps_constrained(won: int, lost: int, margin: float = GUARD_MARGIN) -> bool
     ``margin`` standard errors of the difference, ``sqrt(won + lost)`` (a sign test's)."""
     won, lost = int(won), int(lost)
     return won - lost > margin * np.sqrt(won + lost)
+
+
+def _pairs_disagreeing(a: np.ndarray, b: np.ndarray) -> int:
+    """Pairs of points one of two partitions puts together and the other apart (O(n), from
+    the contingency table)."""
+    c = pair_confusion_matrix(a, b)  # counts ordered pairs
+    return int(c[0, 1] + c[1, 0]) // 2
+
+
+def refit_sides(refit: np.ndarray, labels: np.ndarray, reference: np.ndarray) -> tuple[int, int]:
+    """Of the pairs of points ``labels`` and ``reference`` disagree on (one puts them
+    together, the other apart), those ``refit`` sides with ``labels`` on and those it sides
+    with ``reference`` on.
+
+    ``refit`` agrees with exactly one of the two on each such pair, and equally with both on
+    every other pair, so the counts follow from three pairwise disagreements.
+    """
+    both = _pairs_disagreeing(labels, reference)
+    lead = _pairs_disagreeing(refit, reference) - _pairs_disagreeing(refit, labels)
+    return (both + lead) // 2, (both - lead) // 2
 
 
 def unguarded_clone(estimator: BaseEstimator) -> BaseEstimator:
@@ -250,7 +295,7 @@ def held_out_guard(
         folds, _ = split_constraints(constraints, GUARD_FOLDS, "points", random_state)
     except UnfoldableConstraintsError:
         folds = []
-    n_held = violated = violated_reference = won = lost = 0
+    n_held = violated = violated_reference = won = lost = sided = sided_reference = 0
     for train, test in folds:
         if len(test) == 0:
             continue
@@ -266,6 +311,9 @@ def held_out_guard(
         won += int((~v & v_ref).sum())
         lost += int((v & ~v_ref).sum())
         n_held += len(test)
+        with_labels, with_reference = refit_sides(refitted, labels, reference_labels)
+        sided += with_labels
+        sided_reference += with_reference
     if n_held == 0:  # nothing could be held out: the given pairs judge
         return _given_pairs_report(violated_all, violated_ref, vetoed=False)
     if not held_out_can_decide(won + lost):
@@ -274,9 +322,11 @@ def held_out_guard(
         n_held_out=n_held,
         violated=violated,
         violated_reference=violated_reference,
-        fallback=not keeps_constrained(won, lost),
+        fallback=not (keeps_constrained(won, lost) and sided > sided_reference),
         won=won,
         lost=lost,
+        sided=sided,
+        sided_reference=sided_reference,
     )
 
 
