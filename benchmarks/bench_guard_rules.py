@@ -104,12 +104,6 @@ def _discordant(labels, reference, cons, idx) -> list[int]:
     return [int((~v & v_ref).sum()), int((v & ~v_ref).sum())]
 
 
-def _sides(refit, labels, reference) -> list[int]:
-    """Of the pairs of points ``labels`` and ``reference`` disagree on, [those ``refit``
-    sides with ``labels`` on, those it sides with ``reference`` on]."""
-    return list(refit_sides(refit, labels, reference))
-
-
 def _fit(name: str, k: int, X, cons, seed: int) -> np.ndarray:
     est = get_method(name)(n_clusters=k)
     if "guard" in est.get_params():
@@ -170,7 +164,7 @@ def run_instance(
                             "d": _discordant(refit, ncut, cons, test),
                             # point pairs the partition and NCut disagree on: the refit
                             # sides with the partition / with NCut
-                            "s": _sides(refit, labels, ncut),
+                            "s": list(refit_sides(refit, labels, ncut)),
                         })  # fmt: skip
                     rec[by] = judged
                 records.append(rec)
