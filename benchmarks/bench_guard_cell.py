@@ -38,6 +38,7 @@ from pathlib import Path
 import numpy as np
 from scipy.stats import multinomial
 from sklearn.metrics import adjusted_rand_score
+from sklearn.metrics.cluster import pair_confusion_matrix
 
 from benchmarks._families import family
 from spectralink import get_method
@@ -56,36 +57,22 @@ from spectralink.metrics import clustering_error, normalized_cut
 RECORDS = Path(__file__).resolve().parents[1] / "docs/results/guard/families/records"
 
 
-def _pairs_together(*labelings: np.ndarray) -> int:
-    """Pairs of points in the same group under every one of ``labelings`` at once."""
-    _, inv = np.unique(np.stack(labelings, 1), axis=0, return_inverse=True)
-    m = np.bincount(inv.ravel()).astype(np.int64)
-    return int((m * (m - 1) // 2).sum())
-
-
 class PairRates:
     """Population pair rates of partitions against the classes ``y``."""
 
     def __init__(self, y: np.ndarray) -> None:
         self.y = y
         self.total = len(y) * (len(y) - 1) // 2
-        self.same = _pairs_together(y)
 
     def shares(self, r: np.ndarray) -> tuple[float, float, float]:
         """(all pairs, must-links, cannot-links) the partition ``r`` gets right."""
-        both, together = _pairs_together(self.y, r), _pairs_together(r)
-        apart = self.total - self.same - together + both  # apart in both
-        return (both + apart) / self.total, both / self.same, apart / (self.total - self.same)
+        c = pair_confusion_matrix(self.y, r) // 2  # rows: apart / together in y
+        return (c[0, 0] + c[1, 1]) / self.total, c[1, 1] / c[1].sum(), c[0, 0] / c[0].sum()
 
     def discordant(self, r: np.ndarray, ref: np.ndarray) -> tuple[float, float]:
         """(share of pairs exactly one of ``r``, ``ref`` gets right, of those the share
-        ``r`` gets right)."""
-        y = self.y
-        nr, nf = _pairs_together(r), _pairs_together(ref)
-        nyr, nyf, nrf = _pairs_together(y, r), _pairs_together(y, ref), _pairs_together(r, ref)
-        nall = _pairs_together(y, r, ref)
-        won = (nyr - nall) + (nf - nyf - nrf + nall)
-        lost = (nyf - nall) + (nr - nyr - nrf + nall)
+        ``r`` gets right): the classes side with one of them on each pair they disagree on."""
+        won, lost = refit_sides(self.y, r, ref)
         return (won + lost) / self.total, won / max(won + lost, 1)
 
 
