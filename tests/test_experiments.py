@@ -14,6 +14,7 @@ from spectralink.datasets import load
 from spectralink.experiments import (
     RECORD_FIELDS,
     _protocol,
+    data_fingerprint,
     draw_constraints,
     format_table,
     read_records_json,
@@ -300,3 +301,22 @@ def test_plot_writes_png(tmp_path):
     assert os.listdir(tmp_path) == ["curve.png"]
     with pytest.raises(ValueError):
         plot_metric_curves([], tmp_path / "empty.png")
+
+
+# --------------------------------------------------------------------------- fingerprint
+def test_data_fingerprint_ignores_last_bit_differences_and_sees_changed_data():
+    # float64 data computed with another BLAS or LAPACK differs in its last bits; casting
+    # to float32 is exact IEEE rounding, so the outcome here is the same on every machine
+    rng = np.random.RandomState(0)
+    X, y = rng.uniform(-10, 10, size=(300, 4)), rng.randint(0, 3, 300)
+    bumped = np.nextafter(X, np.inf)
+    # no value of this draw sits next to a float32 rounding boundary
+    assert (np.float32(X) != np.float32(bumped)).sum() == 0
+    base = data_fingerprint(X, y)
+    assert data_fingerprint(bumped, y) == base
+    assert data_fingerprint(-0.0 * np.zeros_like(X), y) == data_fingerprint(np.zeros_like(X), y)
+    changed = X.copy()
+    changed[7, 2] += 1e-3
+    assert data_fingerprint(changed, y) != base
+    assert data_fingerprint(X, np.roll(y, 1)) != base
+    assert data_fingerprint(X.reshape(600, 2), y) != base

@@ -212,8 +212,20 @@ def read_record_log(path: str | os.PathLike) -> tuple[dict, list[dict]]:
 
 # --------------------------------------------------------------------------- resuming
 def data_fingerprint(X: np.ndarray, y: np.ndarray) -> str:
-    """A short digest of ``(X, y)``, so that resuming notices changed data."""
-    h = hashlib.sha256(np.ascontiguousarray(X, dtype=np.float64).tobytes())
+    """A short digest of ``(X, y)``, so that resuming notices changed data.
+
+    ``X`` is digested in single precision: data generated with BLAS or LAPACK (a random
+    rotation, a product of matrices) differs between machines in the last bits of its
+    float64 values, and that must not make a record log of the same data look foreign.
+    A value within a few float64 rounding errors of a float32 rounding boundary can still
+    change the digest (about one dataset in a hundred at 10^5 values): resuming then
+    refuses loudly rather than mixing data.
+    """
+    with np.errstate(over="ignore"):  # beyond float32's range is inf: still a digest
+        # + 0.0 makes -0.0 and 0.0 one value
+        X32 = np.ascontiguousarray(np.asarray(X, dtype=np.float64).astype(np.float32) + 0.0)
+    h = hashlib.sha256(X32.tobytes())
+    h.update(str(X32.shape).encode())
     h.update("\n".join(map(str, y.tolist())).encode())
     return h.hexdigest()[:16]
 
