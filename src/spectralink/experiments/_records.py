@@ -217,8 +217,9 @@ def data_fingerprint(X: np.ndarray, y: np.ndarray) -> str:
     ``X`` is digested in single precision: data generated with BLAS or LAPACK (a random
     rotation, a product of matrices) differs between machines in the last bits of its
     float64 values, and that must not make a record log of the same data look foreign.
-    A value within a few float64 rounding errors of a float32 rounding boundary can still
-    change the digest (about one dataset in a hundred at 10^5 values): resuming then
+    A value within the difference of a float32 rounding boundary can still change the
+    digest (a chance of about the number of values times the difference over float32's
+    spacing: some 10^-3 for 10^5 values a few units apart in the last place); resuming then
     refuses loudly rather than mixing data.
     """
     with np.errstate(over="ignore"):  # beyond float32's range is inf: still a digest
