@@ -22,7 +22,7 @@ and NCut violate. The report then replays candidate rules on the records:
   on the given pairs (records without these counts fall back to ``notbetter``); with
   ``/s`` the refits must also side with the partition, not NCut, on more of the pairs of
   points the two disagree on (:func:`spectralink.methods.refit_sides`; the library's rule
-  is ``paired@1.645/g/s+veto``);
+  is ``paired@1.645/g/s+veto``), and with ``/S`` also where the given pairs judge;
 * ``<folds>:<score>:<mode>``: pooled held-out score of the refits against NCut's, ``acc``
   (share of pairs satisfied) or ``bal`` (mean of the must-link and cannot-link shares);
   ``worse``: fall back when the refits score lower; ``notbetter``: fall back unless they
@@ -210,19 +210,23 @@ def falls_back(rec: dict, rule: str) -> bool:
         # violated, or with "/g" the same test with margin z on the discordant given pairs
         if any("d" not in f for f in folds):
             return not sm > sr
-        sides = mode.endswith("/s")
-        mode = mode.removesuffix("/s")
+        sides_everywhere = mode.endswith("/S")
+        sides = sides_everywhere or mode.endswith("/s")
+        mode = mode.removesuffix("/s").removesuffix("/S")
         z = float(mode.removesuffix("/g").partition("@")[2] or 1.0)
         b, c = np.sum([f["d"] for f in folds], axis=0)
+        # the refits must side with the partition where it and NCut differ ("/s" where the
+        # held-out pairs decide, "/S" also where the given pairs judge)
+        with_it, with_ncut = np.sum([f["s"] for f in folds], axis=0) if sides else (1, 0)
         if not held_out_can_decide(b + c, z):
+            if sides_everywhere and not with_it > with_ncut:
+                return True
             if mode.endswith("/g"):
                 return not keeps_constrained(*rec["dg"], z)
             m, r = rec["insample"], rec["insample_ncut"]
             return not m[2] + m[3] < r[2] + r[3]
-        if sides:  # and the refits must side with the partition where it and NCut differ
-            with_it, with_ncut = np.sum([f["s"] for f in folds], axis=0)
-            if not with_it > with_ncut:
-                return True
+        if not with_it > with_ncut:
+            return True
         return not keeps_constrained(b, c, z)
     if mode == "margin":  # unless the refits beat NCut by one binomial standard error
         n = max(r[0] + r[1], 1)
@@ -244,6 +248,7 @@ RULES = (
     + ["points:acc:paired+veto", "points:acc:paired@1/g+veto"]
     + [f"points:acc:paired@{z}{g}+veto" for z in (1.645, 2, 2.2, 2.5) for g in ("", "/g")]
     + [f"points:acc:paired@{z}/g/s+veto" for z in (1, 1.645, 2)]
+    + ["points:acc:paired@1.645/g/S+veto"]
 )
 
 
@@ -283,7 +288,7 @@ def report(records: list[dict], folds: int = FOLDS) -> str:
             continue  # records made before the discordant pairs were counted
         if "/g" in rule and not all("dg" in r for r in records):
             continue  # records made before the discordant given pairs were counted
-        if "/s" in rule and not any("s" in f for r in records for f in r.get(by) or []):
+        if "/s" in rule.lower() and not any("s" in f for r in records for f in r.get(by) or []):
             continue  # records made before the refits' sides were counted
         hurt = [
             c

@@ -352,11 +352,25 @@ def test_held_out_pairs_that_cannot_decide_leave_the_given_pairs_to_judge():
         moved = moving(points[:n_moved])
         if cons.violated(moved).sum() >= 6:
             break
-    report = held_out_guard(lambda train: moved, y, moved, cons, random_state=0)
+
+    def refit(train):  # the partition, but its held-out points placed as NCut places them
+        out = y.copy()
+        held = np.setdiff1d(points, train.constrained_points)
+        out[held] = moved[held]
+        return out
+
+    report = held_out_guard(refit, y, moved, cons, random_state=0)
     assert report.undecided and not report.fallback and report.n_held_out > 0
     assert report.violated == 0 < report.violated_reference == report.won
     assert report.lost == 0 and keeps_constrained(report.won, 0)
-    assert "could not decide" in str(report)
+    assert report.sided > report.sided_reference
+    assert "could not decide" in str(report) and "side with" not in str(report)
+    # the same given pairs, but refits that are the unconstrained partition: they do not
+    # stand behind the partition returned, so the given pairs' lead does not keep it
+    report = held_out_guard(lambda train: moved, y, moved, cons, random_state=0)
+    assert report.undecided and report.fallback and keeps_constrained(report.won, report.lost)
+    assert report.sided == 0 < report.sided_reference
+    assert "refits side with the unconstrained one on 100%" in str(report)
     one = moving(points[:1])  # the partition violates one or two fewer: not clearly
     assert 0 < cons.violated(one).sum() <= 2
     report = held_out_guard(lambda train: one, y, one, cons, random_state=0)
