@@ -157,7 +157,9 @@ def test_paper_setting_reproduces_the_previous_algorithm():
 
     X, y = make_blobs(200, centers=3, cluster_std=2.0, random_state=1)
     cons = Constraints.from_labels(y, 40, random_state=0)
-    est = CCSKL(3, shrinkage=0, random_state=0).fit(X, constraints=cons)
+    # the method's own partition: where rounding makes it differ from NCut's by a point,
+    # the held-out guard may return NCut's instead (seen with the oldest supported versions)
+    est = CCSKL(3, shrinkage=0, guard=None, random_state=0).fit(X, constraints=cons)
     F = est.eigenvectors_
     beta = ordered_nnls(*ordered_design(F, *cons.targets)).beta
     np.testing.assert_allclose(est.betas_, beta, rtol=1e-10, atol=1e-12)
