@@ -60,7 +60,7 @@ pairs cannot decide (a merge of two clusters that few random pairs touch shows a
 or two either way). The refits still vote (step 4): a fit on all the pairs that lands far
 from refits that agree with the unconstrained partition on the held-out pairs can satisfy
 every given pair and partition the rest worse (COSC, 1,000 pairs, 20,000 points, a 10 %
-cluster: all pairs satisfied, error 0.29 against 0.005).
+cluster: all pairs satisfied, error 0.29 against 0.004).
 
 Violations of the pairs a fit was given say little: a method can satisfy them by carving
 small regions around their points and still partition the rest worse. Held-out pairs
