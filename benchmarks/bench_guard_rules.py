@@ -217,17 +217,18 @@ def falls_back(rec: dict, rule: str) -> bool:
         b, c = np.sum([f["d"] for f in folds], axis=0)
         # the refits must side with the partition where it and NCut differ ("/s" where the
         # held-out pairs decide, "/S" also where the given pairs judge)
-        with_it, with_ncut = np.sum([f["s"] for f in folds], axis=0) if sides else (1, 0)
+        disowned = False
+        if sides:
+            with_it, with_ncut = np.sum([f["s"] for f in folds], axis=0)
+            disowned = not with_it > with_ncut
         if not held_out_can_decide(b + c, z):
-            if sides_everywhere and not with_it > with_ncut:
+            if sides_everywhere and disowned:
                 return True
             if mode.endswith("/g"):
                 return not keeps_constrained(*rec["dg"], z)
             m, r = rec["insample"], rec["insample_ncut"]
             return not m[2] + m[3] < r[2] + r[3]
-        if not with_it > with_ncut:
-            return True
-        return not keeps_constrained(b, c, z)
+        return disowned or not keeps_constrained(b, c, z)
     if mode == "margin":  # unless the refits beat NCut by one binomial standard error
         n = max(r[0] + r[1], 1)
         return not sm > sr + np.sqrt(max(1 - sr, 1 / n) * sr / n)

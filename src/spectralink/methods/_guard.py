@@ -76,7 +76,7 @@ margin) and its cost.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 from sklearn.base import BaseEstimator, clone
@@ -329,15 +329,10 @@ def held_out_guard(
     if n_held == 0:  # nothing could be held out: the given pairs judge
         return _given_pairs_report(violated_all, violated_ref, vetoed=False)
     if not held_out_can_decide(won + lost):
-        report = _given_pairs_report(violated_all, violated_ref, vetoed=False, n_held_out=n_held)
-        # the given pairs judge the partition returned, which the refits must still stand
-        # behind (COSC's k-way search can land elsewhere with all the pairs)
-        return replace(
-            report,
-            fallback=report.fallback or not sided > sided_reference,
-            sided=sided,
-            sided_reference=sided_reference,
-        )
+        return _given_pairs_report(
+            violated_all, violated_ref, vetoed=False, n_held_out=n_held,
+            sides=(sided, sided_reference),
+        )  # fmt: skip
     return GuardReport(
         n_held_out=n_held,
         violated=violated,
@@ -404,22 +399,31 @@ def _given_pairs_report(
     vetoed: bool,
     n_held_out: int = 0,
     degenerate: bool = False,
+    sides: tuple[int, int] = (0, 0),
 ) -> GuardReport:
     """The report when the given pairs judge: a veto, too few points to hold any out, or
     held-out pairs that cannot decide (``n_held_out`` > 0). With held-out pairs that cannot
     decide, the given pairs must pass the guard's margin; with none held out (fewer
     constrained points than folds: a pair or two, all the user gave) the partition must
-    violate strictly fewer of them, as no lead on so few could pass a margin."""
+    violate strictly fewer of them, as no lead on so few could pass a margin. Where the
+    method was refitted (held-out pairs that cannot decide), the refits must also stand
+    behind the partition returned: ``sides`` is ``(sided, sided_reference)``
+    (:func:`refit_sides`, summed), and the partition is kept only when the first is larger.
+    """
     won, lost = int((~violated & violated_ref).sum()), int((violated & ~violated_ref).sum())
     margin = GUARD_MARGIN if n_held_out > 0 else 0.0
+    sided, sided_reference = sides
+    disowned = n_held_out > 0 and not sided > sided_reference
     return GuardReport(
         n_held_out=n_held_out,
         violated=int(violated.sum()),
         violated_reference=int(violated_ref.sum()),
-        fallback=vetoed or not keeps_constrained(won, lost, margin=margin),
+        fallback=vetoed or disowned or not keeps_constrained(won, lost, margin=margin),
         won=won,
         lost=lost,
         vetoed=vetoed,
         undecided=n_held_out > 0,
         degenerate=degenerate,
+        sided=sided,
+        sided_reference=sided_reference,
     )
