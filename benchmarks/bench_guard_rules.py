@@ -21,8 +21,11 @@ and NCut violate. The report then replays candidate rules on the records:
   partition violates strictly fewer of them, or with ``/g`` when it passes the same test
   on the given pairs (records without these counts fall back to ``notbetter``); with
   ``/s`` the refits must also side with the partition, not NCut, on more of the pairs of
-  points the two disagree on (:func:`spectralink.methods.refit_sides`; the library's rule
-  is ``paired@1.645/g/s+veto``), and with ``/S`` also where the given pairs judge;
+  points the two disagree on (:func:`spectralink.methods.refit_sides`), and with ``/S``
+  also where the given pairs judge (the library's rule is ``paired@1.645/g/S+veto``);
+  there, ``/S<t>`` refuses only when more than the share ``t`` of the refits' sides go to
+  NCut (a threshold for that path alone), and ``/M`` unless most refits, each counted
+  once, side with the partition (a majority of refits instead of the pooled sides);
 * ``<folds>:<score>:<mode>``: pooled held-out score of the refits against NCut's, ``acc``
   (share of pairs satisfied) or ``bal`` (mean of the must-link and cannot-link shares);
   ``worse``: fall back when the refits score lower; ``notbetter``: fall back unless they
@@ -84,7 +87,7 @@ FOLDS = 3
 
 
 #: The rule of :func:`spectralink.methods.held_out_guard` (with ``GUARD_FOLDS`` folds).
-LIBRARY_RULE = f"points:acc:paired@{GUARD_MARGIN:g}/g/s+veto"
+LIBRARY_RULE = f"points:acc:paired@{GUARD_MARGIN:g}/g/S+veto"
 
 
 def _instance_name(fam: str, params: dict) -> str:
@@ -210,9 +213,13 @@ def falls_back(rec: dict, rule: str) -> bool:
         # violated, or with "/g" the same test with margin z on the discordant given pairs
         if any("d" not in f for f in folds):
             return not sm > sr
-        sides_everywhere = mode.endswith("/S")
+        full = mode
+        mode, _, given_vote = mode.partition("/S")
+        if full.endswith("/M"):
+            mode, given_vote = mode.removesuffix("/M"), "M"
+        sides_everywhere = mode != full
         sides = sides_everywhere or mode.endswith("/s")
-        mode = mode.removesuffix("/s").removesuffix("/S")
+        mode = mode.removesuffix("/s")
         z = float(mode.removesuffix("/g").partition("@")[2] or 1.0)
         b, c = np.sum([f["d"] for f in folds], axis=0)
         # the refits must side with the partition where it and NCut differ ("/s" where the
@@ -222,7 +229,7 @@ def falls_back(rec: dict, rule: str) -> bool:
             with_it, with_ncut = np.sum([f["s"] for f in folds], axis=0)
             disowned = not with_it > with_ncut
         if not held_out_can_decide(b + c, z):
-            if sides_everywhere and disowned:
+            if sides_everywhere and _given_path_disowned(folds, given_vote, disowned):
                 return True
             if mode.endswith("/g"):
                 return not keeps_constrained(*rec["dg"], z)
@@ -237,6 +244,17 @@ def falls_back(rec: dict, rule: str) -> bool:
     return _score(rec["insample"], "acc") <= _score(rec["insample_ncut"], "acc")
 
 
+def _given_path_disowned(folds: list[dict], vote: str, pooled: bool) -> bool:
+    """The side vote where the given pairs judge: ``""`` the pooled sides (``pooled``),
+    ``"M"`` a majority of refits, ``"<t>"`` more than the share ``t`` of the sides to NCut."""
+    if not vote:
+        return pooled
+    if vote == "M":
+        return not 2 * sum(f["s"][0] > f["s"][1] for f in folds) > len(folds)
+    with_it, with_ncut = np.sum([f["s"] for f in folds], axis=0)
+    return with_ncut > float(vote) * max(with_it + with_ncut, 1)
+
+
 RULES = (
     ["none", "in_sample"]
     + [
@@ -249,7 +267,7 @@ RULES = (
     + ["points:acc:paired+veto", "points:acc:paired@1/g+veto"]
     + [f"points:acc:paired@{z}{g}+veto" for z in (1.645, 2, 2.2, 2.5) for g in ("", "/g")]
     + [f"points:acc:paired@{z}/g/s+veto" for z in (1, 1.645, 2)]
-    + ["points:acc:paired@1.645/g/S+veto"]
+    + [f"points:acc:paired@1.645/g/{v}+veto" for v in ("S", "S0.6", "S0.75", "M")]
 )
 
 
@@ -289,7 +307,9 @@ def report(records: list[dict], folds: int = FOLDS) -> str:
             continue  # records made before the discordant pairs were counted
         if "/g" in rule and not all("dg" in r for r in records):
             continue  # records made before the discordant given pairs were counted
-        if "/s" in rule.lower() and not any("s" in f for r in records for f in r.get(by) or []):
+        if ("/s" in rule.lower() or "/M" in rule) and not any(
+            "s" in f for r in records for f in r.get(by) or []
+        ):
             continue  # records made before the refits' sides were counted
         hurt = [
             c
@@ -306,7 +326,7 @@ def report(records: list[dict], folds: int = FOLDS) -> str:
     chosen = (
         LIBRARY_RULE
         if has_sides
-        else LIBRARY_RULE.replace("/s", "")
+        else LIBRARY_RULE.replace("/S", "")
         if has_pairs
         else "points:acc:notbetter+veto"
     )
