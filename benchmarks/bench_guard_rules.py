@@ -229,7 +229,7 @@ def falls_back(rec: dict, rule: str) -> bool:
             with_it, with_ncut = np.sum([f["s"] for f in folds], axis=0)
             disowned = not with_it > with_ncut
         if not held_out_can_decide(b + c, z):
-            if sides_everywhere and _given_path_disowned(folds, given_vote, disowned):
+            if sides_everywhere and _given_path_disowned(folds, given_vote, with_it, with_ncut):
                 return True
             if mode.endswith("/g"):
                 return not keeps_constrained(*rec["dg"], z)
@@ -244,14 +244,14 @@ def falls_back(rec: dict, rule: str) -> bool:
     return _score(rec["insample"], "acc") <= _score(rec["insample_ncut"], "acc")
 
 
-def _given_path_disowned(folds: list[dict], vote: str, pooled: bool) -> bool:
-    """The side vote where the given pairs judge: ``""`` the pooled sides (``pooled``),
-    ``"M"`` a majority of refits, ``"<t>"`` more than the share ``t`` of the sides to NCut."""
+def _given_path_disowned(folds: list[dict], vote: str, with_it: int, with_ncut: int) -> bool:
+    """The side vote where the given pairs judge, from the pooled sides ``with_it`` and
+    ``with_ncut``: ``""`` the pooled vote, ``"M"`` a majority of refits, ``"<t>"`` more than
+    the share ``t`` of the sides to NCut."""
     if not vote:
-        return pooled
+        return not with_it > with_ncut
     if vote == "M":
         return not 2 * sum(f["s"][0] > f["s"][1] for f in folds) > len(folds)
-    with_it, with_ncut = np.sum([f["s"] for f in folds], axis=0)
     return with_ncut > float(vote) * max(with_it + with_ncut, 1)
 
 
