@@ -24,6 +24,7 @@ from spectralink.methods._guard import (
     GuardReport,
     held_out_guard,
     keeps_constrained,
+    pairs_disagreeing,
     refit_sides,
     same_partition,
 )
@@ -209,13 +210,17 @@ def test_refit_sides_counts_the_pairs_of_points_each_side_gets():
     rng = np.random.default_rng(0)
     for n in (2, 7, 30):
         refit, labels, reference = (rng.integers(0, 3, n) for _ in range(3))
-        sides = [0, 0]
+        sides, disagreeing = [0, 0], 0
         for i in range(n):
             for j in range(i + 1, n):
                 same = [lab[i] == lab[j] for lab in (refit, labels, reference)]
                 if same[1] != same[2]:
                     sides[0 if same[0] == same[1] else 1] += 1
+                    disagreeing += 1
+        assert pairs_disagreeing(labels, reference) == disagreeing
         assert refit_sides(refit, labels, reference) == tuple(sides)
+        # the count every refit shares, passed once
+        assert refit_sides(refit, labels, reference, disagreeing) == tuple(sides)
 
 
 def test_guard_parameter_is_validated(blobs):

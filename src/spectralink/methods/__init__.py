@@ -21,6 +21,7 @@ from ._guard import (
     held_out_can_decide,
     held_out_guard,
     keeps_constrained,
+    pairs_disagreeing,
     refit_sides,
     unguarded_clone,
 )
@@ -37,6 +38,7 @@ __all__ = [
     "held_out_can_decide",
     "held_out_guard",
     "keeps_constrained",
+    "pairs_disagreeing",
     "refit_sides",
     "shareable_knn_graph",
     "unguarded_clone",

@@ -94,6 +94,7 @@ __all__ = [
     "held_out_can_decide",
     "held_out_guard",
     "keeps_constrained",
+    "pairs_disagreeing",
     "refit_sides",
     "same_partition",
     "unguarded_clone",
@@ -226,23 +227,27 @@ def keeps_constrained(won: int, lost: int, margin: float = GUARD_MARGIN) -> bool
     return won - lost > margin * np.sqrt(won + lost)
 
 
-def _pairs_disagreeing(a: np.ndarray, b: np.ndarray) -> int:
+def pairs_disagreeing(a: np.ndarray, b: np.ndarray) -> int:
     """Pairs of points one of two partitions puts together and the other apart (O(n), from
     the contingency table)."""
     c = pair_confusion_matrix(a, b)  # counts ordered pairs
     return int(c[0, 1] + c[1, 0]) // 2
 
 
-def refit_sides(refit: np.ndarray, labels: np.ndarray, reference: np.ndarray) -> tuple[int, int]:
+def refit_sides(
+    refit: np.ndarray, labels: np.ndarray, reference: np.ndarray, disagreeing: int | None = None
+) -> tuple[int, int]:
     """Of the pairs of points ``labels`` and ``reference`` disagree on (one puts them
     together, the other apart), those ``refit`` sides with ``labels`` on and those it sides
     with ``reference`` on.
 
     ``refit`` agrees with exactly one of the two on each such pair, and equally with both on
-    every other pair, so the counts follow from three pairwise disagreements.
+    every other pair, so the counts follow from three pairwise disagreements. The first,
+    ``labels`` against ``reference``, is the same for every refit: pass it as
+    ``disagreeing`` (:func:`pairs_disagreeing`) to count it once.
     """
-    both = _pairs_disagreeing(labels, reference)
-    lead = _pairs_disagreeing(refit, reference) - _pairs_disagreeing(refit, labels)
+    both = pairs_disagreeing(labels, reference) if disagreeing is None else int(disagreeing)
+    lead = pairs_disagreeing(refit, reference) - pairs_disagreeing(refit, labels)
     return (both + lead) // 2, (both - lead) // 2
 
 
@@ -308,6 +313,7 @@ def held_out_guard(
     except UnfoldableConstraintsError:
         folds = []
     n_held = violated = violated_reference = won = lost = sided = sided_reference = 0
+    disagreeing = pairs_disagreeing(labels, reference_labels)
     for train, test in folds:
         if len(test) == 0:
             continue
@@ -323,7 +329,7 @@ def held_out_guard(
         won += int((~v & v_ref).sum())
         lost += int((v & ~v_ref).sum())
         n_held += len(test)
-        with_labels, with_reference = refit_sides(refitted, labels, reference_labels)
+        with_labels, with_reference = refit_sides(refitted, labels, reference_labels, disagreeing)
         sided += with_labels
         sided_reference += with_reference
     if n_held == 0:  # nothing could be held out: the given pairs judge
