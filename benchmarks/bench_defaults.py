@@ -219,12 +219,15 @@ def report(out: Path) -> int:
         methods = list(dict.fromkeys(s["method"] for s in summ))
         cell = {(s["method"], s["n_constraints"]): s for s in summ}
         lines += [f"## {name} ({protocol}; n = {n}, k = {k})", ""]
-        for label, which in (
-            ("Made before the held-out guard", lambda r: "guard" not in r),
-            ("Fitted with `guard=None` (`--unguarded`)", lambda r: r.get("guard", 0) is None
-             and "guard" in get_method(r["method"])().get_params()),
-        ):  # fmt: skip
-            listed = list(dict.fromkeys(r["method"] for r in records if which(r)))
+        guarded = {m for m in methods if "guard" in get_method(m)().get_params()}
+        before = [r["method"] for r in records if "guard" not in r]
+        unguarded = [
+            r["method"] for r in records if r.get("guard", 0) is None and r["method"] in guarded
+        ]
+        for label, listed in (
+            ("Made before the held-out guard", list(dict.fromkeys(before))),
+            ("Fitted with `guard=None` (`--unguarded`)", list(dict.fromkeys(unguarded))),
+        ):
             if listed:
                 named = "every method" if len(listed) == len(methods) else ", ".join(listed)
                 lines += [f"{label}: {named}.", ""]

@@ -1,15 +1,18 @@
-"""What the held-out guard changed on ``bench_defaults``' eight sets: the records in
-``docs/results/defaults/records/`` against the same files at an earlier commit.
+"""What the held-out guard changes on ``bench_defaults``' eight sets: the records in
+``docs/results/defaults/records/`` (the guard on) against the same fits without it, either
+made by the same code (``bench_defaults --unguarded``, in ``unguarded/records/``) or kept
+at an earlier commit, before the guard existed.
 
 For each set and protocol, over the judged cells (every seed method and SL; counts >= 50
 random pairs, every labelled count) present in both: the cells more than 0.02 above NCut
 before and after, the **share of the gains kept** (the sum over cells of NCut's mean error
-minus the method's, where positive, after against before; NCut's means are the earlier
-ones), and the fits that returned the unconstrained partition. Only records made with the
-guard (a ``guard`` entry) count as "after". Reads records only; no fit. ``--write`` writes
-the table to ``docs/results/defaults/guard.md``::
+minus the method's, where positive, after against before; NCut's means are those of
+the records compared with), and the fits that returned the unconstrained partition. Only
+records made with the guard (a ``guard`` entry) count as "after". Reads records only; no
+fit. ``--write`` writes the table to ``docs/results/defaults/guard.md``::
 
-    python -m benchmarks.bench_defaults_guard --before 77ca6d2 --write
+    python -m benchmarks.bench_defaults_guard --write
+    python -m benchmarks.bench_defaults_guard --before 77ca6d2
 """
 
 from __future__ import annotations
@@ -17,16 +20,22 @@ from __future__ import annotations
 import argparse
 import json
 import subprocess
+from pathlib import Path
 
 from benchmarks.bench_defaults import JUDGED, OUT, TOLERANCE
 from spectralink.experiments import atomic_write, read_records_json, summarize
 
 RECORDS = OUT / "records"
+UNGUARDED = OUT / "unguarded" / "records"
 FALLBACK = "unconstrained partition returned"
 
 
 def records_at(rev: str, name: str) -> list[dict]:
-    """The records of ``records/<name>`` as committed at ``rev`` ([] where absent)."""
+    """The records of ``records/<name>``: from a directory of records, or as committed at
+    a git revision ([] where absent)."""
+    if Path(rev).is_dir():
+        path = Path(rev) / name
+        return read_records_json(path) if path.exists() else []
     root = subprocess.run(
         ["git", "rev-parse", "--show-toplevel"], capture_output=True, text=True, check=True
     ).stdout.strip()
@@ -65,7 +74,11 @@ def compare(before: list[dict], after: list[dict], min_count: int) -> dict:
 
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--before", required=True, help="a commit whose records predate the guard")
+    p.add_argument(
+        "--before", default=str(UNGUARDED),
+        help="a directory of records fitted with guard=None (default: unguarded/records), "
+        "or a git revision whose records predate the guard",
+    )  # fmt: skip
     p.add_argument("--write", action="store_true", help="write docs/results/defaults/guard.md")
     args = p.parse_args(argv)
     lines = [
@@ -97,12 +110,20 @@ def main(argv=None) -> None:
     print("\n".join(lines))
     if args.write:
         what = " ".join(__doc__.split("\n\n")[1].split(" Reads records only")[0].split())
+        if Path(args.before).is_dir():
+            command = "python -m benchmarks.bench_defaults_guard --write"
+            source = (
+                "the same fits with `guard=None` by the same code, in "
+                "[`unguarded/`](unguarded/README.md) (`python -m benchmarks.bench_defaults "
+                "--unguarded --out docs/results/defaults/unguarded`)"
+            )
+        else:
+            command = f"python -m benchmarks.bench_defaults_guard --before {args.before} --write"
+            source = f"the same files at commit `{args.before}`, made before the guard"
         head = [
             "# The held-out guard on the eight sets",
             "",
-            f"`python -m benchmarks.bench_defaults_guard --before {args.before} --write`: "
-            "the records of this folder (the guard on) against the same files at commit "
-            f"`{args.before}` (made before the guard). {what}",
+            f"`{command}`: the records of this folder (the guard on) against {source}. {what}",
             "",
         ]
         with atomic_write(OUT / "guard.md", "w") as fh:
