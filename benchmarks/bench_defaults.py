@@ -44,6 +44,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import time
 import warnings
 from pathlib import Path
@@ -179,7 +180,15 @@ def small_clusters_asked_for(r: dict, name: str, protocol: str, k: int) -> bool:
 
 def report(out: Path) -> int:
     rec_dir = out / "records"
-    worse, unwarned, lines = [], [], ["# Every method at its defaults against NCut", ""]
+
+    def link(page: str) -> str:
+        """``page`` (relative to the default folder) as a link from ``out``."""
+        return Path(os.path.relpath((OUT / page).resolve(), out.resolve())).as_posix()
+
+    title = "# Every method at its defaults against NCut"
+    if out.resolve() != OUT.resolve():
+        title += f" ({out.name})"
+    worse, unwarned, lines = [], [], [title, ""]
     lines += [
         "Mean clustering error over the draws (± std), default parameters. Pairs: random "
         "pairs from the labels; labeled: all pairs among that many labelled points (5, 10, "
@@ -193,16 +202,17 @@ def report(out: Path) -> int:
         "design; FCSC refuses n > 5000 (USPS); SCLC is two-cluster only.",
         "",
         "A run of `bench_defaults` fits with the held-out guard on, as the estimators "
-        "default to; records made before it became the default (no `guard` entry) show "
-        "each method as `guard=None` gives it, SCACS and FCSC then with their own checks "
-        "on the given pairs, and each section says which of its methods they are. "
-        "[guard.md](guard.md) compares these records with those made before the guard "
-        "(`python -m benchmarks.bench_defaults_guard`); [guard/](../guard/README.md) "
-        "measures the guard itself.",
+        "default to (`--unguarded`: with `guard=None`, each method as its paper gives it, "
+        f"in [unguarded/]({link('unguarded/README.md')})); records made before the guard "
+        "became the default (no `guard` entry) show each method as `guard=None` then gave "
+        "it, SCACS and FCSC with their own checks on the given pairs. Each section says "
+        f"which of its methods ran without the guard. [guard.md]({link('guard.md')}) "
+        "compares the two (`python -m benchmarks.bench_defaults_guard`); "
+        f"[guard/]({link('../guard/README.md')}) measures the guard itself.",
         "",
         "The same comparison on synthetic families from a seed grid and on the raw and "
-        "standardised real sets (`--families`): [families.md](families.md), tables in "
-        "[families/README.md](families/README.md).",
+        f"standardised real sets (`--families`): [families.md]({link('families.md')}), "
+        f"tables in [families/README.md]({link('families/README.md')}).",
         "",
     ]
     for path in sorted(rec_dir.glob("*.json")):
