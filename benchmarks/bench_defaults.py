@@ -113,6 +113,16 @@ def methods_for(names, X, y) -> list[str]:
     return out
 
 
+def has_guard(method: str) -> bool:
+    """Whether the registry method takes a ``guard`` parameter."""
+    return "guard" in get_method(method)().get_params()
+
+
+def default_guard(method: str) -> str | None:
+    """The guard the registry method fits with at its defaults (None without one)."""
+    return get_method(method)().get_params().get("guard")
+
+
 def merge_records(path: Path, new: list[dict]) -> list[dict]:
     old = read_records_json(path) if path.exists() else []
     key = lambda r: (r["method"], int(r["n_constraints"]), int(r["trial"]))  # noqa: E731
@@ -137,18 +147,16 @@ def run(args) -> None:
             methods = methods_for([m for m in names if m in args.methods], X, y)
             if not methods:
                 continue
-            guards = {m: get_method(m)(k).get_params().get("guard") for m in methods}
+            # the guard each fit runs with (None for the methods without one)
+            guards = {m: None if args.unguarded else default_guard(m) for m in methods}
             if args.unguarded:
-                guards = {m: None for m in methods}
-                methods = {m: {"guard": None} if "guard" in get_method(m)().get_params() else {}
-                           for m in methods}  # fmt: skip
+                methods = {m: {"guard": None} if has_guard(m) else {} for m in methods}
             t0 = time.perf_counter()
             records = run_protocol(
                 X, y, methods, counts, n_trials=args.trials, protocol=protocol,
                 random_state=args.random_state, dataset=name, progress=not args.no_progress,
             )  # fmt: skip
-            for r in records:
-                # the guard each fit ran with, so a report can tell records made before it
+            for r in records:  # so a report can tell records made before the guard
                 r["guard"] = guards[r["method"]]
             path = rec_dir / f"{name}_{protocol}.json"
             write_records_json(
@@ -229,7 +237,7 @@ def report(out: Path) -> int:
         methods = list(dict.fromkeys(s["method"] for s in summ))
         cell = {(s["method"], s["n_constraints"]): s for s in summ}
         lines += [f"## {name} ({protocol}; n = {n}, k = {k})", ""]
-        guarded = {m for m in methods if "guard" in get_method(m)().get_params()}
+        guarded = {m for m in methods if has_guard(m)}
         before = [r["method"] for r in records if "guard" not in r]
         unguarded = [
             r["method"] for r in records if r.get("guard", 0) is None and r["method"] in guarded
