@@ -14,7 +14,7 @@ import spectralink.registry
 from spectralink import Auto, Constraints
 from spectralink.auto import COSC_KWAY_MAX_SAMPLES, default_methods
 from spectralink.exceptions import (
-    ConstraintsIgnoredWarning,
+    ConstraintsViolatedWarning,
     DegeneratePartitionWarning,
     ModelSelectionWarning,
 )
@@ -148,19 +148,18 @@ def test_uninformative_constraints_keep_ncut(blobs):
     # pairs labelled from a random partition: no candidate should beat NCut beyond noise
     rng = np.random.RandomState(0)
     noise = Constraints.from_labels(rng.randint(3, size=len(y)), 80, random_state=1)
-    with pytest.warns(DegeneratePartitionWarning, match="Auto returned"):  # NCut ignores them
+    with warnings.catch_warnings():  # choosing NCut is choosing to ignore them: no warning
+        warnings.simplefilter("error", ConstraintsViolatedWarning)
         auto = Auto(3, methods=["ccsr", "lscp"], sigmas=(0.5, 2.0), random_state=0)
         auto.fit(X, constraints=noise)
     res = auto.search_.cv_results_
     assert auto.best_method_ == "ncut", res["mean_test_score"]
     assert auto.best_index_ == 0
     # the highest mean alone (n_se=0) may take a constrained candidate; the rule is what
-    # stops it (the choice's guard, which could refuse it too, is left out)
+    # stops it
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DegeneratePartitionWarning)
-        greedy = Auto(
-            3, methods=["ccsr", "lscp"], sigmas=(0.5, 2.0), n_se=0, guard=None, random_state=0
-        )
+        greedy = Auto(3, methods=["ccsr", "lscp"], sigmas=(0.5, 2.0), n_se=0, random_state=0)
         greedy.fit(X, constraints=noise)
     best = int(np.nanargmax(res["mean_test_score"]))
     if res["mean_test_score"][best] > res["mean_test_score"][0]:
@@ -207,94 +206,43 @@ def test_failed_refit_falls_back_to_ncut(blobs):
     assert ok.best_index_ == 1 and np.array_equal(ok.labels_, y)
 
 
-class GuardedOracle(Oracle):
-    """The oracle with the held-out guard of the constrained estimators."""
-
-    _uses_constraints = True
-
-    def __init__(self, n_clusters=2, *, y=None, spoil_on=-1, guard="held_out", random_state=None):
-        super().__init__(n_clusters, y=y, spoil_on=spoil_on, random_state=random_state)
-        self.guard = guard
-
-
 @pytest.mark.parametrize("spoil", ["merge", "shuffle"])
-def test_a_choice_without_a_guard_that_fails_on_all_the_pairs_is_vetoed(blobs, spoil):
+def test_the_choice_is_returned_as_fitted_with_one_line_diagnostics(blobs, spoil):
+    # no refit after the search beyond the choice's on all the pairs: a choice that spoils
+    # its partition there is returned as it is, and Auto says so in one line, under its name
     X, y, cons = blobs
     oracle = Oracle(3, y=y, spoil_on=len(cons), spoil=spoil)
-    with pytest.warns(ConstraintsIgnoredWarning, match="its choice Oracle did not pass"):
-        auto = Auto(3, methods=[oracle], sigmas=None, random_state=0).fit(X, constraints=cons)
-    assert auto.selection_ == "guarded" and auto.best_index_ == 0
-    assert auto.best_method_ == "ncut" and auto.labels_ is auto.best_estimator_.labels_
-    assert auto.guard_.vetoed and auto.guard_.degenerate == (spoil == "merge")
-    if spoil == "shuffle":
-        assert auto.guard_.violated > auto.guard_.violated_reference
-    assert auto.n_violated_ == auto.guard_.violated_reference
-    assert "the choice Oracle did not pass the guard" in auto.describe()
-    # guard=None: the choice's partition as it is
-    raw = Auto(3, methods=[oracle], sigmas=None, guard=None, random_state=0)
-    raw.fit(X, constraints=cons)
-    assert raw.selection_ == "cross-validation" and raw.guard_ is None
-    assert len(np.unique(raw.labels_)) == (2 if spoil == "merge" else 3)
-
-
-def test_the_choice_is_refitted_with_its_own_held_out_guard(blobs):
-    X, y, cons = blobs
-    # in the search the candidate runs without its guard, as a named one does; refitted on
-    # all the pairs with it, its own guard refuses the merged partition: Auto returns NCut's
-    oracle = GuardedOracle(3, y=y, spoil_on=len(cons), guard=None)
-    with pytest.warns(ConstraintsIgnoredWarning, match="its choice GuardedOracle did not pass"):
-        auto = Auto(3, methods=[oracle], sigmas=None, random_state=0).fit(X, constraints=cons)
-    assert auto.search_.candidate(1).guard is None
-    assert auto.selection_ == "guarded" and auto.best_method_ == "ncut"
-    assert auto.guard_.degenerate and auto.guard_.fallback
-    raw = Auto(3, methods=[oracle], sigmas=None, guard=None, random_state=0)
-    raw.fit(X, constraints=cons)
-    assert raw.best_estimator_.guard is None and len(np.unique(raw.labels_)) == 2
-    # a choice its guard keeps is returned, with the guard's report on the choice
-    kept = Auto(3, methods=[GuardedOracle(3, y=y, guard=None)], sigmas=None, random_state=0)
-    kept.fit(X, constraints=cons)
-    assert kept.selection_ == "cross-validation" and kept.guard_ is None
-    assert kept.best_estimator_.guard == "held_out" and not kept.best_estimator_.fallback_
-    assert np.array_equal(kept.labels_, y)
-
-
-def test_refit_choice_guards_the_choice_again_on_the_new_pairs(blobs):
-    X, y, cons = blobs
-    # the choice spoils its partition on all 120 pairs only: guarded by fit, it is
-    # refitted, not NCut, on other pairs, and the guard decides again there
-    oracle = GuardedOracle(3, y=y, spoil_on=len(cons), guard=None)
-    auto = Auto(3, methods=[oracle], sigmas=None, random_state=0)
-    with pytest.warns(ConstraintsIgnoredWarning, match="its choice GuardedOracle did not pass"):
-        auto.fit(X, constraints=cons)
-    assert auto.selection_ == "guarded" and auto.best_index_ == 0
-    search = auto.search_
-    fewer = cons.take(np.arange(100))
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", ConstraintsIgnoredWarning)
-        auto.refit_choice(X, constraints=fewer)
-    assert auto.search_ is search and auto.selection_ == "cross-validation"
-    assert auto.best_index_ == 1 and auto.guard_ is None
-    assert isinstance(auto.best_estimator_, GuardedOracle)
-    assert auto.best_estimator_.guard == "held_out" and np.array_equal(auto.labels_, y)
-    assert "GuardedOracle" in auto.describe()
-    # on all the pairs again: refused again, and the warning is Auto's, not the choice's
+    expected = DegeneratePartitionWarning if spoil == "merge" else ConstraintsViolatedWarning
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        auto.refit_choice(X, constraints=cons)
-    messages = [str(w.message) for w in caught if w.category is ConstraintsIgnoredWarning]
-    assert len(messages) == 1 and messages[0].startswith("Auto returned NCut's partition")
-    assert auto.selection_ == "guarded" and auto.best_method_ == "ncut"
-    assert auto.best_index_ == 0 and auto.guard_.fallback
-    assert "did not pass the guard" in auto.describe()
+        auto = Auto(3, methods=[oracle], sigmas=None, random_state=0).fit(X, constraints=cons)
+    assert auto.selection_ == "cross-validation" and auto.best_index_ == 1
+    assert not hasattr(auto, "guard_")
+    assert len(np.unique(auto.labels_)) == (2 if spoil == "merge" else 3)
+    mine = [w for w in caught if w.category is expected]
+    assert len(mine) == 1 and str(mine[0].message).startswith("Auto ")
+    assert all("\n" not in str(w.message) and len(str(w.message)) <= 200 for w in caught)
+    assert auto.diagnostics_ and auto.diagnostics_[0].startswith("Auto ")
+
+
+def test_refit_choice_refits_the_choice_on_the_new_pairs(blobs):
+    X, y, cons = blobs
+    auto = Auto(3, methods=[Oracle(3, y=y)], sigmas=None, random_state=0).fit(X, constraints=cons)
+    search = auto.search_
+    fewer = cons.take(np.arange(100))
+    auto.refit_choice(X, constraints=fewer)
+    assert auto.search_ is search and auto.selection_ == "cross-validation"
+    assert auto.best_index_ == 1 and isinstance(auto.best_estimator_, Oracle)
+    assert np.array_equal(auto.labels_, y) and "Oracle" in auto.describe()
 
 
 def test_a_choice_that_holds_on_all_the_pairs_is_kept(blobs):
     X, y, cons = blobs
     with warnings.catch_warnings():
-        warnings.simplefilter("error", ConstraintsIgnoredWarning)
+        warnings.simplefilter("error", ConstraintsViolatedWarning)
         auto = Auto(3, methods=[Oracle(3, y=y)], sigmas=None, random_state=0)
         auto.fit(X, constraints=cons)
-    assert auto.selection_ == "cross-validation" and auto.guard_ is None
+    assert auto.selection_ == "cross-validation"
     assert auto.best_index_ == 1 and np.array_equal(auto.labels_, y)
 
 
@@ -447,7 +395,7 @@ def test_kway_cosc_runs_its_search_schedule_inside_the_search_only(monkeypatch):
     assert auto.best_method_ == "cosc"
     assert auto.best_estimator_.n_recursions == COSC().n_recursions  # the refit: defaults
     # a COSC given as an estimator runs as given, in the search and in the refit
-    given = Auto(3, methods=[COSC(3, n_recursions=2, guard=None)], sigmas=None, cv=3,
+    given = Auto(3, methods=[COSC(3, n_recursions=2)], sigmas=None, cv=3,
                  n_repeats=1, random_state=0).fit(X, constraints=c)  # fmt: skip
     assert given.search_.cv_results_["params"][1]["estimator"].n_recursions == 2
     assert given.best_estimator_.n_recursions == 2
@@ -489,9 +437,8 @@ def test_search_on_a_sample_then_the_choice_on_all_points(monkeypatch):
     c = Constraints.from_labels(y, 30, random_state=0)
     # whatever the scores, choose CCSKL at 0.5r (row 1), to see what the refit fits
     monkeypatch.setattr(auto_module, "prefer_reference", lambda *a, **k: 1)
-    # guard=None: a forced choice may fail the veto, and what the refit fits is the point
     auto = Auto(3, methods=["ccskl"], sigmas=(0.5, 1.0), cv=3, n_repeats=1, subsample=120,
-                guard=None, random_state=0).fit(X, constraints=c)  # fmt: skip
+                random_state=0).fit(X, constraints=c)  # fmt: skip
     sample = auto.subsample_
     assert len(sample) == 120 and set(c.constrained_points) <= set(sample)
     assert auto.search_.folds_ is not None and auto.labels_.shape == (240,)

@@ -239,7 +239,7 @@ def test_falls_back_to_the_unconstrained_cut_when_it_fits_the_constraints_better
     X, y = dataset("segmentation")
     X = StandardScaler().fit_transform(X)
     cons = Constraints.from_labels(y, 200, random_state=1)
-    m = FCSC(7, random_state=0)
+    m = FCSC(7, random_state=0, guard="held_out")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         m.fit(X, constraints=cons)
@@ -262,7 +262,7 @@ def test_fallback_on_raw_segmentation_is_ncuts_partition(dataset):
     cons = Constraints.from_labels(y, 1000, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        m = FCSC(7, random_state=0).fit(X, constraints=cons)
+        m = FCSC(7, random_state=0, guard="held_out").fit(X, constraints=cons)
         ncut = NCut(7, random_state=0).fit(X)
     assert m.fallback_
     assert same_partition(m.labels_, ncut.labels_)

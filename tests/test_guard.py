@@ -1,5 +1,6 @@
-"""The held-out guard of the base class: constraints are used only when held-out pairs say
-they help (spectralink.methods._guard).
+"""The opt-in held-out guard of the base class (``guard="held_out"``): constraints are used
+only when held-out pairs say they help (spectralink.methods._guard). By default every named
+method is its paper's method.
 
 The constructed cases are far from any decision boundary (well-separated blobs, a method
 that returns noise), so the outcomes do not depend on floating-point rounding.
@@ -108,7 +109,7 @@ def test_paper_setting_bypasses_it(blobs):
 def test_silent_on_clean_data(blobs, name):
     X, y, cons = blobs
     kwargs = {"n_landmarks": 100} if name == "scacs" else {}
-    est = get_method(name)(n_clusters=3, random_state=0, **kwargs)
+    est = get_method(name)(n_clusters=3, random_state=0, guard="held_out", **kwargs)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConstraintsIgnoredWarning)
         est.fit(X, constraints=cons)
@@ -118,8 +119,31 @@ def test_silent_on_clean_data(blobs, name):
 
 def test_without_constraints_nothing_to_judge(blobs):
     X, _, _ = blobs
-    est = get_method("ccsr")(n_clusters=3, random_state=0).fit(X)
+    est = get_method("ccsr")(n_clusters=3, random_state=0, guard="held_out").fit(X)
     assert est.guard_ is None and not est.fallback_
+
+
+@pytest.mark.parametrize("name", ["ccsr", "ccskl", "e2cp", "lscp", "sl", "cosc", "scacs", "fcsc"])
+def test_named_methods_are_their_papers_by_default(blobs, name):
+    # the default is the method as published: no refit, no report, no fallback
+    X, _, cons = blobs
+    est = get_method(name)(n_clusters=3, random_state=0)
+    assert est.guard is None
+    kwargs = {"n_landmarks": 100} if name == "scacs" else {}
+    est.set_params(**kwargs).fit(X, constraints=cons)
+    assert est.guard_ is None and not est.fallback_
+
+
+def test_every_constrained_method_declares_the_guard():
+    # a method without the parameter would be silently unguarded: every registered method
+    # that uses the pairs takes it (Auto's safety is its search's, and it has none)
+    from spectralink.registry import available_methods
+
+    for name in available_methods():
+        cls = get_method(name)
+        if name == "auto" or not cls._uses_constraints:
+            continue
+        assert "guard" in cls().get_params(), name
 
 
 def test_too_few_constrained_points_judge_the_given_pairs(blobs):
@@ -129,8 +153,9 @@ def test_too_few_constrained_points_judge_the_given_pairs(blobs):
     ml = Constraints([(a, b)], [], n_samples=len(y))
     assert len(ml.constrained_points) < GUARD_FOLDS
     # breaking the one pair NCut keeps is a veto of the given pairs, before any fold
-    with pytest.warns(ConstraintsIgnoredWarning, match="more than the unconstrained partition"):
+    with pytest.warns(ConstraintsIgnoredWarning, match="violates 1 given pairs"):
         noisy = NoisyMethod(3, random_state=0).fit(X, constraints=ml)
+    assert "more than the unconstrained partition" in str(noisy.guard_)
     assert noisy.fallback_ and noisy.guard_.n_held_out == 0 and noisy.guard_.vetoed
     assert noisy.guard_.violated_reference == 0  # NCut keeps the two together
     # a method that satisfies a pair NCut breaks is kept
@@ -223,6 +248,15 @@ def test_refit_sides_counts_the_pairs_of_points_each_side_gets():
         assert refit_sides(refit, labels, reference, disagreeing) == tuple(sides)
 
 
+def test_guard_warning_is_one_line_with_the_detail_in_the_report(blobs):
+    X, _, cons = blobs
+    with pytest.warns(ConstraintsIgnoredWarning) as caught:
+        est = NoisyMethod(3, random_state=0).fit(X, constraints=cons)
+    message = str(caught[0].message)
+    assert "\n" not in message and len(message) <= 200
+    assert len(str(est.guard_)) > len(est.guard_.summary())
+
+
 def test_guard_parameter_is_validated(blobs):
     X, _, cons = blobs
     with pytest.raises(ValueError, match="guard"):
@@ -234,28 +268,26 @@ def test_unconstrained_methods_have_no_guard(name):
     assert "guard" not in get_method(name)().get_params()
 
 
-def test_autos_guard_is_its_choices(blobs):
-    # Auto's guard is that of its refitted choice (tests/test_auto.py): the base class never
-    # refits Auto itself on held-out folds
+def test_auto_has_no_guard_refits(blobs):
+    # Auto's safety is its search's choice against NCut: no guard, no refit after the search
     X, _, cons = blobs
-    assert get_method("auto")().get_params()["guard"] == "held_out"
+    assert "guard" not in get_method("auto")().get_params()
     auto = get_method("auto")(n_clusters=3, methods=["ccsr"], sigmas=None, random_state=0)
     auto.fit(X, constraints=cons)
-    assert not hasattr(auto, "fallback_")
-    with pytest.raises(ValueError, match="guard"):
-        get_method("auto")(n_clusters=3, guard="veto").fit(X, constraints=cons)
+    assert not hasattr(auto, "fallback_") and not hasattr(auto, "guard_")
 
 
 def test_reference_is_ncut_at_its_defaults(blobs):
     X, _, cons = blobs
     # on NCut's default graph the reference comes from the graph already built; on another
     # graph (here 10 neighbours) NCut at its defaults is fitted from the features
-    default = get_method("ccsr")(n_clusters=3, random_state=0).fit(X, constraints=cons)
-    other = get_method("ccsr")(n_clusters=3, n_neighbors=10, random_state=0)
+    ccsr = get_method("ccsr")
+    default = ccsr(n_clusters=3, random_state=0, guard="held_out").fit(X, constraints=cons)
+    other = ccsr(n_clusters=3, n_neighbors=10, random_state=0, guard="held_out")
     other.fit(X, constraints=cons)
     assert default._graph_is_ncut_default() and not other._graph_is_ncut_default()
     ncut = NCut(3, random_state=0).fit(X)
-    assert same_partition(other._unconstrained_fit(X).labels_, ncut.labels_)
+    assert same_partition(other._guard_plan(X).reference().labels_, ncut.labels_)
 
 
 def test_refits_that_fail_leave_the_given_pairs_to_judge(blobs):
@@ -273,8 +305,9 @@ def test_refits_that_fail_leave_the_given_pairs_to_judge(blobs):
             self.affinity_matrix_ = self._affinity(X)
             self.labels_ = moved
 
-    with pytest.warns(ConstraintsIgnoredWarning, match="no pair could be held out"):
+    with pytest.warns(ConstraintsIgnoredWarning, match="given pairs"):
         est = NeedsAllPairs(3, random_state=0).fit(X, constraints=cons)
+    assert "no pair could be held out" in str(est.guard_)
     assert est.fallback_ and est.guard_.n_held_out == 0 and not est.guard_.vetoed
     # a tie on the given pairs goes to the unconstrained partition
     assert est.guard_.violated == est.guard_.violated_reference
@@ -394,16 +427,17 @@ def test_a_graph_is_shared_only_where_the_guarded_fit_is_the_same():
     # change its reference, so the protocol may share only NCut's default graph with it
     from spectralink.methods import shareable_knn_graph
 
+    e2cp = get_method("e2cp")
     assert shareable_knn_graph(get_method("ccsr")(n_clusters=3)) == (20, None)
-    assert shareable_knn_graph(get_method("e2cp")(n_clusters=3)) is None
-    assert shareable_knn_graph(get_method("e2cp")(n_clusters=3, guard=None)) == (10, None)
-    assert shareable_knn_graph(get_method("e2cp")(n_clusters=3, n_neighbors=20)) == (20, None)
+    assert shareable_knn_graph(e2cp(n_clusters=3, guard="held_out")) is None
+    assert shareable_knn_graph(e2cp(n_clusters=3)) == (10, None)
+    assert shareable_knn_graph(e2cp(n_clusters=3, n_neighbors=20, guard="held_out")) == (20, None)
 
 
 def test_unguarded_clone_leaves_the_estimator_alone():
     from spectralink.methods import unguarded_clone
 
-    est = get_method("ccsr")(n_clusters=3, n_neighbors=15)
+    est = get_method("ccsr")(n_clusters=3, n_neighbors=15, guard="held_out")
     copy = unguarded_clone(est)
     assert copy is not est and copy.guard is None and copy.n_neighbors == 15
     assert est.guard == "held_out"

@@ -246,7 +246,7 @@ def test_guard_on_usps_returns_a_consistent_model(dataset):
     cons = Constraints.from_labels(y, 50, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        model = SCACS(10, random_state=0).fit(X, constraints=cons)
+        model = SCACS(10, random_state=0, guard="held_out").fit(X, constraints=cons)
     report = model.guard_
     assert report is not None and report.n_held_out > 0
     assert model.fallback_ == report.fallback

@@ -7,7 +7,10 @@ the data, and a wrong choice can cost more than the constraints gain. :class:`Au
 with unconstrained NCut, and keeps NCut unless a constrained candidate satisfies the
 held-out constraints better by more than the folds' noise
 (:func:`~spectralink.model_selection.prefer_reference`): by its own cross-validation it
-does not pick something worse than ignoring the constraints.
+does not pick something worse than ignoring the constraints. That choice is the library's
+safety: a named estimator is its paper's method, and Auto decides from the folds its search
+fits anyway whether the pairs help, with no refit after the search but the choice's on all
+the pairs.
 
 References
 ----------
@@ -31,11 +34,11 @@ from sklearn.utils import check_random_state
 
 from .constraints import Constraints, as_constraints
 from .exceptions import (
-    ConstraintsIgnoredWarning,
+    ConstraintsViolatedWarning,
     DegeneratePartitionWarning,
     ModelSelectionWarning,
 )
-from .methods import ConstrainedFitMixin, given_pairs_veto
+from .methods import ConstrainedFitMixin
 from .model_selection import (
     COSC_KWAY_MAX_SAMPLES,
     DEFAULT_METHODS,
@@ -116,8 +119,7 @@ class Auto(ConstrainedFitMixin):
         kinds, or too few to fold, by the eigengap of the graph's normalized Laplacian.
     methods : sequence of str or estimators, default=None
         The constrained candidates: registry names (built with ``n_clusters`` and their
-        defaults, but ``guard=None`` in the search, whose folds judge them; see ``guard``
-        for the refit) or estimator instances (cloned, as given). ``None``:
+        defaults, the papers' methods) or estimator instances (cloned, as given). ``None``:
         :func:`default_methods` (CCSR, CCSKL, LSCP, SCACS, COP-KMeans, and COSC while its
         k-way recursion is affordable). NCut is always added first as
         the reference. With ``search="fast"`` a named k-way COSC runs one recursive run
@@ -168,15 +170,6 @@ class Auto(ConstrainedFitMixin):
         (:data:`SUBSAMPLE_MIN_SAMPLES`) with ``search="fast"``, else none; ``None``: none.
         The candidates are those of the whole data's size, the repeats of the folds the
         sample's. Never with a precomputed affinity (a sample of a graph is not its graph).
-    guard : {"held_out"} or None, default="held_out"
-        ``"held_out"``: the choice is refitted with its own held-out guard (folds of the
-        constrained points: the search's folds by pairs let a method that propagates pairs
-        around their points score on held-out pairs whose points it was given), and a
-        choice without one gets the guard's vetoes against NCut
-        (:func:`~spectralink.methods.given_pairs_veto`). When either refuses it, NCut's
-        partition is returned, with a
-        :class:`~spectralink.exceptions.ConstraintsIgnoredWarning`. ``None``: the choice
-        as it is.
     affinity : {"knn", "precomputed"}, default="knn"
         ``"knn"``: ``X`` holds features and every candidate builds its own graph from
         them. ``"precomputed"``: ``X`` is a square affinity matrix given to every
@@ -221,18 +214,14 @@ class Auto(ConstrainedFitMixin):
         Indices of the points the search ran on (its folds and results are over these
         points); ``None`` when it ran on all of them, or there was no search.
     selection_ : {"cross-validation", "no constraints", "too few constraints", \
-"refit failed", "guarded", "not searched"}
+"refit failed", "not searched"}
         How the method was chosen: by the search; NCut because no constraints were
         given; :data:`FALLBACK_METHOD` (CCSR) at its defaults, with a
         :class:`~spectralink.exceptions.ModelSelectionWarning`, because the constraints
         cannot be split into ``cv`` folds each with a held-out pair; or NCut, with a
         warning, because the chosen candidate failed on all the constraints (COP-KMeans
-        finding no feasible assignment) after succeeding on every fold, or because
-        ``guard`` refused the choice's partition; or :data:`FALLBACK_METHOD` by
-        :meth:`refit_choice` before any search.
-    guard_ : GuardReport or None
-        What refused the choice (:class:`~spectralink.methods.GuardReport`); ``None``
-        when nothing did, or nothing was run.
+        finding no feasible assignment) after succeeding on every fold; or
+        :data:`FALLBACK_METHOD` by :meth:`refit_choice` before any search.
     n_violated_ : int
         Number of the given constraints the labels violate.
     n_features_in_ : int
@@ -269,8 +258,8 @@ class Auto(ConstrainedFitMixin):
     (90,)
     """
 
+    _violation_hint = "more pairs, or other ones, may help"
     _scale = "a cross-validated search: some 30 candidates, each fitted per fold"
-    _held_out_guard = False  # Auto's ``guard`` is its choice's, not a guard of Auto's refits
     _parameter_constraints = {
         "n_clusters": [Int(2), tuple, None],
         "methods": [list, tuple, None],
@@ -282,7 +271,6 @@ class Auto(ConstrainedFitMixin):
         "n_se": [NON_NEGATIVE],
         "search": [StrOptions({"fast", "exhaustive"})],
         "subsample": [Int(2), StrOptions({"auto"}), None],
-        "guard": [StrOptions({"held_out"}), None],
         "affinity": [StrOptions({"knn", "precomputed"})],
         "n_jobs": [numbers.Integral, None],
         "random_state": ["random_state"],
@@ -302,7 +290,6 @@ class Auto(ConstrainedFitMixin):
         n_se: float = 1.0,
         search: str = "fast",
         subsample: int | str | None = "auto",
-        guard: str | None = "held_out",
         affinity: str = "knn",
         n_jobs: int | None = None,
         random_state: int | np.random.RandomState | None = None,
@@ -318,7 +305,6 @@ class Auto(ConstrainedFitMixin):
         self.n_se = n_se
         self.search = search
         self.subsample = subsample
-        self.guard = guard
         self.affinity = affinity
         self.n_jobs = n_jobs
         self.random_state = random_state
@@ -455,7 +441,7 @@ class Auto(ConstrainedFitMixin):
         try:
             choice = self._choice_for_all(search, index, X)
             self._choice = (index, clone(choice))
-            self._refit_quietly(choice, X, constraints)
+            self._refit(choice, X, constraints)
         except Exception as exc:  # e.g. COP-KMeans: feasible on every fold, not on all
             if index == 0:
                 raise
@@ -471,20 +457,8 @@ class Auto(ConstrainedFitMixin):
             self._choice = None  # refit_choice refits NCut, as this fit does
             index = 0
             self._refit(search.candidate(0), X, constraints)
-        else:
-            index = self._guarded_index(index, X, constraints)
         self._set_best(index)
         return self
-
-    def _refit_quietly(self, choice: BaseEstimator, X: Any, constraints: Constraints) -> None:
-        with warnings.catch_warnings():  # the choice's guard is reported as Auto's
-            warnings.simplefilter("ignore", ConstraintsIgnoredWarning)
-            self._refit(choice, X, constraints)
-
-    def _guarded_index(self, index: int, X: Any, constraints: Constraints) -> int:
-        """``index``, or 0 (NCut, the reference) when ``guard`` refused the refitted choice."""
-        refused = index != 0 and self._guard_refused(self.search_.candidate(0), X, constraints)
-        return 0 if refused else index
 
     def _set_best(self, index: int) -> None:
         results = self.search_.cv_results_
@@ -499,9 +473,7 @@ class Auto(ConstrainedFitMixin):
         the choice made on the answers known then guides the next questions. Before any
         search it fits :data:`FALLBACK_METHOD` (CCSR) at its defaults, as with too few
         constraints to cross-validate (with ``n_clusters=None``, at the eigengap's k), and
-        ``selection_`` is ``"not searched"``. The choice is refitted with its guard, as
-        :meth:`fit` refits it, so ``selection_``, ``guard_`` and ``best_index_`` say
-        whether the guard kept it on these constraints; ``search_`` stays the last search.
+        ``selection_`` is ``"not searched"``; ``search_`` stays the last search.
 
         Parameters
         ----------
@@ -517,11 +489,11 @@ class Auto(ConstrainedFitMixin):
         X = self._validate_X(X)
         cons = self._constraints_for(X.shape[0], constraints)
         choice = getattr(self, "_choice", None)
-        if choice is not None:  # the choice with its guard, which decides on these pairs
+        if choice is not None:
             index, estimator = choice
-            self.selection_, self.guard_ = "cross-validation", None
-            self._refit_quietly(clone(estimator), X, cons)
-            self._set_best(self._guarded_index(index, X, cons))
+            self.selection_ = "cross-validation"
+            self._refit(clone(estimator), X, cons)
+            self._set_best(index)
         elif hasattr(self, "best_estimator_"):
             self._refit(clone(self.best_estimator_), X, cons)
         else:
@@ -534,35 +506,9 @@ class Auto(ConstrainedFitMixin):
         self._record_diagnostics(cons)
         return self
 
-    def _guard_refused(self, reference: BaseEstimator, X: Any, constraints: Constraints) -> bool:
-        """Whether ``guard`` refused the refitted choice: its own held-out guard fell back,
-        or a veto applies to a choice without one. NCut (``reference``) is then adopted."""
-        choice = self.best_estimator_
-        own = "guard" in choice.get_params(deep=False)
-        if self.guard is None or (own and not choice.fallback_):
-            return False
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DegeneratePartitionWarning)
-            reference.fit(X, constraints=constraints)
-        labels = reference.labels_
-        report = choice.guard_ if own else given_pairs_veto(choice.labels_, labels, constraints)
-        if report is None:
-            return False
-        name = method_name(choice)
-        warnings.warn(
-            f"Auto returned NCut's partition, the reference: its choice {name} did not pass "
-            f"the held-out guard ({report}). Pass guard=None for the choice's partition.",
-            ConstraintsIgnoredWarning,
-            stacklevel=4,
-        )
-        self.selection_, self.guard_ = "guarded", report
-        self._overruled = f"the choice {name} did not pass the guard ({report})"
-        self.best_estimator_, self.best_method_, self.labels_ = reference, "ncut", labels
-        return True
-
     def _no_search(self) -> None:
         """The search's attributes before (or without) a search."""
-        self.search_ = self.best_index_ = self.subsample_ = self.k_scan_ = self.guard_ = None
+        self.search_ = self.best_index_ = self.subsample_ = self.k_scan_ = None
         self._choice = None  # (index, unfitted estimator) of the search's choice
         self.best_params_ = {}
         self.best_score_ = self.reference_score_ = float("nan")
@@ -631,17 +577,20 @@ class Auto(ConstrainedFitMixin):
         if any(searched is s for s in getattr(self, "_scheduled", ())):
             defaults = type(est)().get_params(deep=False)
             est.set_params(**{key: defaults[key] for key in SEARCH_SCHEDULES[method_name(est)]})
-        if self.guard is not None and "guard" in est.get_params(deep=False):
-            est.set_params(guard="held_out")  # the search's folds by pairs can leak: see guard
         return est
 
     def _refit(self, estimator: BaseEstimator, X: Any, constraints: Constraints) -> None:
         with warnings.catch_warnings():
-            # Auto's own fit reports a degenerate partition once, under its name
+            # Auto's own fit reports its diagnostics once, under its name
             warnings.simplefilter("ignore", DegeneratePartitionWarning)
+            warnings.simplefilter("ignore", ConstraintsViolatedWarning)
             estimator.fit(X, constraints=constraints)
         self.best_estimator_, self.best_method_ = estimator, method_name(estimator)
         self.labels_ = estimator.labels_
+
+    def _reference_labels(self) -> np.ndarray | None:
+        # the choice of NCut is the choice to ignore the pairs: nothing to warn about
+        return self.labels_ if self.best_method_ == "ncut" else None
 
     def predict(self, X: Any) -> np.ndarray:
         """Cluster labels of new points: ``best_estimator_.predict(X)`` (see

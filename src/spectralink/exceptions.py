@@ -7,13 +7,30 @@ to turn a degenerate result into an exception in a pipeline.
 from __future__ import annotations
 
 __all__ = [
+    "WARNING_MAX_CHARS",
     "ConstraintsIgnoredWarning",
+    "ConstraintsViolatedWarning",
     "ContradictoryAnswerWarning",
     "DegeneratePartitionWarning",
     "DisconnectedGraphWarning",
     "MissingExtraError",
     "ModelSelectionWarning",
+    "one_line",
 ]
+
+#: The longest warning the library prints: one line; the whole text goes into an attribute
+#: (``diagnostics_``, ``guard_``) and ``describe()``.
+WARNING_MAX_CHARS = 200
+
+
+def one_line(text: str, limit: int = WARNING_MAX_CHARS) -> str:
+    """``text`` on one line of at most ``limit`` characters (cut at a word, ending in
+    "...")."""
+    text = " ".join(str(text).split())
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 3].rsplit(" ", 1)[0]
+    return cut.rstrip(",;:") + "..."
 
 
 class DisconnectedGraphWarning(UserWarning):
@@ -21,19 +38,30 @@ class DisconnectedGraphWarning(UserWarning):
 
 
 class DegeneratePartitionWarning(UserWarning):
-    """A fitted partition is degenerate or ignores the constraints it was given.
+    """A fitted partition is degenerate.
 
     Raised by every estimator's ``fit`` (see :func:`spectralink.metrics.partition_diagnostics`)
-    when the partition has fewer clusters than asked for, has a cluster of fewer than
-    ``max(2, 1 % of n)`` points that no cannot-link asks for, or violates at least half as
-    large a share of the given constraints as a partition unrelated to them would.
+    when the partition has fewer clusters than asked for, or a cluster of fewer than
+    ``max(2, 1 % of n)`` points that no cannot-link asks for.
+    """
+
+
+class ConstraintsViolatedWarning(UserWarning):
+    """A constrained fit is further from the given pairs than ignoring them.
+
+    Raised by ``fit`` (see :func:`spectralink.metrics.constraints_not_followed`) when the
+    partition violates more of the given pairs than NCut's partition of the same graph
+    (``n_violated_`` against ``n_violated_reference_``, where the fit holds NCut's
+    eigenvectors), or, where it does not, about as large a share as a partition unrelated to
+    them would. :class:`spectralink.Auto` chooses between the method and NCut from held-out
+    pairs.
     """
 
 
 class ConstraintsIgnoredWarning(UserWarning):
     """A constrained estimator returned the unconstrained partition of its graph.
 
-    Raised by ``fit`` when the held-out guard (``guard="held_out"``, the default) finds that
+    Raised by ``fit`` when the opt-in held-out guard (``guard="held_out"``) finds that
     the method, refitted on part of the pairs, does not violate fewer of the held-out pairs
     than ignoring them does (:mod:`spectralink.methods._guard`); ``fallback_`` is then True
     and ``guard_`` holds the counts.

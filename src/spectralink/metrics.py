@@ -27,6 +27,7 @@ __all__ = [
     "chance_violated_fraction",
     "clearly_fewer_violations",
     "clustering_error",
+    "constraints_not_followed",
     "majority_vote_error",
     "min_cluster_size",
     "normalized_cut",
@@ -252,14 +253,14 @@ def partition_diagnostics(
     problems = []
     found = len(np.unique(labels))
     if found < n_clusters:
-        problems.append(f"it has {found} cluster(s) where {n_clusters} were asked for")
+        problems.append(f"{found} cluster(s) where {n_clusters} were asked for")
     min_size = min_cluster_size(n)
     small = unrequested_small_clusters(labels, constraints, min_size)
     if small and found > 1:
         sizes = ", ".join(str(s) for _, s in small[:5]) + (", ..." if len(small) > 5 else "")
         problems.append(
-            f"{len(small)} cluster(s) of fewer than {min_size} points (sizes {sizes}) that no "
-            "cannot-link asks for"
+            f"{len(small)} cluster(s) under {min_size} points (sizes {sizes}) no cannot-link "
+            "asks for"
         )
     if check_violations and len(constraints):
         n_violated = int(constraints.violated(labels).sum())
@@ -271,3 +272,38 @@ def partition_diagnostics(
                 f"a partition unrelated to them would violate {chance:.0%}"
             )
     return problems
+
+
+def constraints_not_followed(
+    name: str,
+    n_violated: int,
+    n_violated_reference: int | None,
+    labels: ArrayLike,
+    constraints: Constraints,
+    hint: str = "Auto chooses whether to use them",
+) -> str | None:
+    """Why a constrained partition looks no closer to the given pairs than ignoring them,
+    followed by ``hint``; ``None`` when it does not.
+
+    With NCut's partition of the same graph at hand (``n_violated_reference``), the
+    partition is flagged when it violates more of the pairs; without it, when it violates
+    at least 3 and at least :data:`VIOLATION_WARN_RATIO` times the share a partition
+    unrelated to them would (:func:`chance_violated_fraction`).
+    """
+    total, end = len(constraints), (f"; {hint}." if hint else ".")
+    if n_violated_reference is not None:
+        if n_violated <= n_violated_reference:
+            return None
+        return (
+            f"{name} violates {n_violated} of the {total} given pairs, more than NCut's "
+            f"partition of the same graph ({n_violated_reference})"
+            + (f"; {hint}." if hint else ".")
+        )
+    share = n_violated / max(total, 1)
+    chance = chance_violated_fraction(labels, constraints)
+    if n_violated < 3 or share < VIOLATION_WARN_RATIO * chance:
+        return None
+    return (
+        f"{name} violates {share:.0%} of the {total} given pairs, where a partition unrelated "
+        f"to them would violate {chance:.0%}{end}"
+    )

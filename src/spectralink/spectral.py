@@ -54,6 +54,7 @@ __all__ = [
     "normalize_rows",
     "nystrom_extension",
     "shared_eigenvectors",
+    "sharing_eigenvectors",
     "sign_flip",
 ]
 
@@ -261,6 +262,12 @@ def shared_eigenvectors(
         if clear:
             with _CACHE_LOCK:
                 _CACHE.clear()
+
+
+def sharing_eigenvectors() -> bool:
+    """Whether the caller runs inside :func:`shared_eigenvectors` (a model search, whose
+    fits are scored on held-out pairs: diagnostics meant for a person can be skipped)."""
+    return _SHARED.get() is not None
 
 
 #: ARPACK restarts before giving up (a connected k-NN graph needs a few dozen at most)

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import __version__
+from ..exceptions import one_line
 from ..io import atomic_write, csv_delimiter, labels_from_cells, read_features, read_text_table
 from ._options import (
     add_scale_option,
@@ -259,7 +260,9 @@ def run(args: argparse.Namespace) -> int:
         except KeyboardInterrupt:
             interrupted = True
             records = grid_order(
-                [{f: r[f] for f in RECORD_FIELDS} for r in done] + finished, list(methods), counts
+                [{f: r.get(f, "") for f in RECORD_FIELDS} for r in done] + finished,
+                list(methods),
+                counts,
             )
     resume_hint = shlex.join(
         ["spectralink", *_without_resume(getattr(args, "argv", [])), "--resume"]
@@ -462,8 +465,28 @@ def _parse_counts(text: str) -> list[int]:
     return sorted(dict.fromkeys(counts))
 
 
+def warning_summary(records) -> list[str]:
+    """One line per kind of warning over the runs: how many runs, which methods, and the
+    first message (records without ``warning_kinds`` are grouped by message)."""
+    by_kind: dict[str, tuple[list[str], str]] = {}
+    for r in records:
+        messages = [m for m in r.get("warnings", "").split(" | ") if m]
+        kinds = [k for k in r.get("warning_kinds", "").split(" | ") if k]
+        aligned = kinds if len(kinds) == len(messages) else messages  # older records: none
+        for kind, message in zip(aligned, messages, strict=True):
+            methods, _ = by_kind.setdefault(kind, ([], message))
+            methods.append(r["method"])
+    lines = []
+    for kind, (methods, first) in by_kind.items():
+        label = kind if kind.endswith("Warning") else "warning"
+        names = ", ".join(dict.fromkeys(methods))
+        lines.append(one_line(f"{label} in {len(methods)} runs ({names}); first: {first}"))
+    return lines
+
+
 def _report_problems(records) -> None:
-    """Failures per method (first message) and warnings grouped by message."""
+    """Failures per method (first message) and one line per kind of warning (its count,
+    the methods and the first message)."""
     lines = []
     for method in dict.fromkeys(r["method"] for r in records):
         mine = [r for r in records if r["method"] == method]
@@ -477,11 +500,6 @@ def _report_problems(records) -> None:
             lines.append(
                 f"{method}: {len(failed)} of {len(mine)} runs failed, first: {failed[0]['message']}"
             )
-    by_message: dict[str, list[str]] = {}
-    for r in records:
-        for msg in filter(None, r["warnings"].split(" | ")):
-            by_message.setdefault(msg, []).append(r["method"])
-    for msg, methods in by_message.items():
-        lines.append(f"warning in {len(methods)} runs ({', '.join(dict.fromkeys(methods))}): {msg}")
+    lines += warning_summary(records)
     if lines:
         print("\n" + "\n".join(lines))

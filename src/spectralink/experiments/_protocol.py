@@ -191,12 +191,14 @@ def _fit_one(name, params, data, graph, n_clusters, seed, constraints, errors):
             labels, status = None, "failed"
             message = f"{type(exc).__name__}: {exc}".replace("\n", " ")
     elapsed = time.perf_counter() - t0
-    seen = dict.fromkeys(str(w.message).replace("\n", " ") for w in caught)
+    # each distinct message once, with its warning class beside it (same order)
+    seen = dict.fromkeys((str(w.message).replace("\n", " "), w.category.__name__) for w in caught)
     return labels, {
         "time_s": elapsed,
         "status": status,
         "message": message,
-        "warnings": " | ".join(seen),
+        "warnings": " | ".join(m for m, _ in seen),
+        "warning_kinds": " | ".join(k for _, k in seen),
     }
 
 

@@ -48,6 +48,7 @@ RECORD_FIELDS = (
     "status",
     "message",
     "warnings",
+    "warning_kinds",
 )
 
 #: Header fields of a record log that must match for a run to resume it.

@@ -3,16 +3,19 @@
 ``__init__`` only stores parameters (scikit-learn convention). ``fit(X, constraints=...)``
 validates the parameters (``_parameter_constraints``, scikit-learn's mechanism), ``X``
 and the constraints, then calls the subclass's ``_fit``, which delegates to plain
-functions and sets ``labels_``; ``fit`` then records ``n_violated_`` and warns on a
-degenerate partition. ``affinity="precomputed"`` makes ``X`` a square affinity matrix
-(dense or sparse) instead of features.
+functions and sets ``labels_``; ``fit`` then records ``n_violated_`` (and, where the fit
+holds NCut's eigenvectors, ``n_violated_reference_``) and warns, in one line each, on a
+degenerate partition and on one further from the pairs than ignoring them.
+``affinity="precomputed"`` makes ``X`` a square affinity matrix (dense or sparse) instead
+of features.
 
-Between the two, a constrained estimator with ``guard="held_out"`` (the default) runs the
-held-out guard of :mod:`spectralink.methods._guard`: the partition is compared, on pairs
-held out from refits, with the unconstrained partition of the same graph, and replaced by it
-when the pairs do not say that they help (``fallback_``). Three hooks say what
-"unconstrained" and "refit" mean for a method: :meth:`_unconstrained_fit`,
-:meth:`_refit_labels` and :meth:`_adopt_unconstrained`; their defaults refit a clone.
+By default a method is its paper's method. Between the two, a constrained estimator with
+the opt-in ``guard="held_out"`` runs the held-out guard of :mod:`spectralink.methods._guard`:
+the partition is compared, on pairs held out from refits, with the unconstrained partition
+of the same graph, and replaced by it when the pairs do not say that they help
+(``fallback_``). One hook says what "unconstrained", "refit" and "adopt" mean for a method
+family: :meth:`_guard_plan`, which returns a :class:`~spectralink.methods.GuardPlan`; its
+default refits clones.
 
 :class:`ConstrainedFitMixin` is that contract alone (methods that build no k-NN graph:
 COP-KMeans, the landmark methods, :class:`~spectralink.auto.Auto`); the graph hooks and the
@@ -23,7 +26,6 @@ from __future__ import annotations
 
 import textwrap
 import warnings
-from types import SimpleNamespace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -32,9 +34,14 @@ from sklearn import get_config
 from sklearn.base import BaseEstimator, ClusterMixin, clone
 
 from ..constraints import Constraints, as_constraints
-from ..exceptions import ConstraintsIgnoredWarning, DegeneratePartitionWarning
+from ..exceptions import (
+    ConstraintsIgnoredWarning,
+    ConstraintsViolatedWarning,
+    DegeneratePartitionWarning,
+    one_line,
+)
 from ..graph import check_affinity
-from ..metrics import partition_diagnostics
+from ..metrics import constraints_not_followed, partition_diagnostics
 from ..parallel import limit_threads
 from ..progress import stage
 from ..utils import (
@@ -44,7 +51,7 @@ from ..utils import (
     check_features,
     check_n_clusters,
 )
-from ._guard import held_out_guard, same_partition
+from ._guard import GuardPlan, run_guard
 
 if TYPE_CHECKING:  # Python >= 3.11
     from typing import Self
@@ -54,6 +61,7 @@ __all__ = [
     "GUARD_CONSTRAINT",
     "ConstrainedFitMixin",
     "ConstraintsLike",
+    "fit_quietly",
     "with_guard_doc",
 ]
 
@@ -80,19 +88,22 @@ def with_guard_doc(doc: str | None, reference: str) -> str | None:
     if doc is None:  # python -OO
         return None
     body = (
-        '``"held_out"``: the partition is kept only when it breaks no more of the given '
-        f"pairs than the unconstrained partition ({reference}), is not degenerate where that "
-        "one is not, and the method, refitted on five folds of the pairs, predicts the "
-        "held-out pairs clearly better; otherwise that "
-        "unconstrained partition is returned (``fallback_`` True, ``guard_`` the "
-        ":class:`~spectralink.methods.GuardReport`, a "
-        ":class:`~spectralink.exceptions.ConstraintsIgnoredWarning`)."
+        "``None``: the method as its paper defines it. "
+        '``"held_out"`` (opt-in, about five more fits per fit: '
+        "``docs/results/guard/cost.md``): the partition is kept only when it breaks no more "
+        f"of the given pairs than the unconstrained partition ({reference}), is not "
+        "degenerate where that one is not, and the method, refitted on five folds of the "
+        "pairs, predicts the held-out pairs clearly better; otherwise that unconstrained "
+        "partition is returned (``fallback_`` True, ``guard_`` the "
+        ":class:`~spectralink.methods.GuardReport`, a one-line "
+        ":class:`~spectralink.exceptions.ConstraintsIgnoredWarning`). For safety without a "
+        "named method, use :class:`~spectralink.Auto`."
     )
     indent = " " * 8
     entry = (
-        '    guard : {"held_out"} or None, default="held_out"\n'
+        '    guard : {"held_out"} or None, default=None\n'
         + textwrap.fill(body, 92, initial_indent=indent, subsequent_indent=indent)
-        + "\n        ``None``: the method as published, whatever the pairs do.\n"
+        + "\n"
     )
     return doc.replace("    <guard>\n", entry)
 
@@ -117,8 +128,8 @@ class ConstrainedFitMixin(ClusterMixin, BaseEstimator):
     _supports_precomputed = True
     #: whether the method uses the constraints (those that do not skip the violation check)
     _uses_constraints = True
-    #: whether ``fit`` ends in the held-out guard when the method has a ``guard`` parameter
-    _held_out_guard = True
+    #: what a user can do about a partition further from the pairs than ignoring them
+    _violation_hint = "Auto chooses whether to use them"
     # capabilities shown by `spectralink methods` (spectralink.catalog reads them)
     #: whether the method partitions into k = 2 clusters only
     _two_clusters_only = False
@@ -197,66 +208,42 @@ class ConstrainedFitMixin(ClusterMixin, BaseEstimator):
 
     # ------------------------------------------------------------- the guard
     def _guard(self, X, cons: Constraints) -> None:
-        """The held-out guard (:mod:`spectralink.methods._guard`): sets ``guard_`` and
-        ``fallback_``, and on a fallback adopts the unconstrained partition and warns
-        (pointing at the line that called the public fit method, two frames up)."""
-        try:
-            report = self._run_guard(X, cons)
-        finally:
-            self._release_guard_state()
-        if report is not None and report.fallback:
+        """The opt-in held-out guard (:mod:`spectralink.methods._guard`), carried out from
+        the method's :meth:`_guard_plan`: sets ``guard_`` and ``fallback_``; on a fallback
+        the unconstrained partition is adopted and one warning line says so (pointing at
+        the line that called the public fit method, two frames up)."""
+        if not self._uses_constraints or "guard" not in self.get_params(deep=False):
+            return
+        self.fallback_, self.guard_ = False, None
+        self.__dict__.pop("_reference_", None)  # the model an earlier fit's guard adopted
+        if self.guard is None or cons.is_empty:
+            return
+        with stage("guard") as st, limit_threads():
+            st.detail = f"{type(self).__name__} refitted on held-out folds"
+            self.guard_, self.fallback_ = run_guard(
+                self._guard_plan(X), self.labels_, cons, self.random_state
+            )
+        if self.fallback_:
             warnings.warn(
-                f"{type(self).__name__} returned the unconstrained partition: the "
-                f"constraints did not help ({report}). Pass guard=None "
-                "for the constrained partition as the method gives it.",
+                f"{type(self).__name__} returned the unconstrained partition: the constraints "
+                f"did not help ({self.guard_.summary()}); see guard_.",
                 ConstraintsIgnoredWarning,
                 stacklevel=3,
             )
 
-    def _run_guard(self, X, cons: Constraints):
-        if not (self._uses_constraints and self._held_out_guard):
-            return None
-        if "guard" not in self.get_params(deep=False):
-            return None
-        self.fallback_ = False
-        self.guard_ = None
-        self.__dict__.pop("_reference_", None)  # what an earlier fit's guard adopted
-        if self.guard is None or cons.is_empty:
-            return None
-        with stage("guard") as st, limit_threads():
-            st.detail = f"{type(self).__name__} refitted on held-out folds"
-            reference = self._unconstrained_fit(X)
-            self.guard_ = held_out_guard(
-                lambda train: self._refit_labels(X, train),
-                self.labels_,
-                reference.labels_,
-                cons,
-                self.random_state,
-            )
-            if self.guard_ is not None and self.guard_.fallback:
-                self._adopt_unconstrained(X, reference)
-                self.fallback_ = True
-            elif same_partition(self.labels_, reference.labels_):
-                self._same_as_unconstrained(X, reference)
-        return self.guard_
+    def _guard_plan(self, X) -> GuardPlan:
+        """What the guard compares and refits (:class:`~spectralink.methods.GuardPlan`).
+        This default refits clones from ``X`` and compares with the method fitted without
+        constraints; method families override it to reuse what their fit built."""
+        return GuardPlan(
+            reference=lambda: fit_quietly(self._unguarded_clone(), X),
+            refit=lambda train: fit_quietly(self._unguarded_clone(), X, train).labels_,
+            adopt=self._adopt_labels,
+        )
 
-    def _same_as_unconstrained(self, X, reference) -> None:
-        """Hook for when the constrained partition is the unconstrained one (no refit was
-        needed to decide); the default keeps the constrained model."""
-
-    def _release_guard_state(self) -> None:
-        """Drop what a fit kept only for the guard (e.g. FCSC's dense basis)."""
-
-    def _guard_clone(self) -> Self:
+    def _unguarded_clone(self) -> Self:
         """An unfitted copy without the guard (the refits must not guard themselves)."""
         return clone(self).set_params(guard=None)
-
-    def _unconstrained_fit(self, X) -> SimpleNamespace | BaseEstimator:
-        """The unconstrained partition the guard compares with: something with ``labels_``.
-        Default: the method itself fitted without constraints."""
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return self._guard_clone().fit(X)
 
     def _ncut_at_defaults(self, X) -> BaseEstimator:
         """NCut at its defaults fitted on ``X``: what the library gives without the pairs,
@@ -266,39 +253,55 @@ class ConstrainedFitMixin(ClusterMixin, BaseEstimator):
         reference = NCut(
             self.n_clusters, n_init=getattr(self, "n_init", 10), random_state=self.random_state
         )
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return reference.fit(X)
+        return fit_quietly(reference, X)
 
-    def _refit_labels(self, X, constraints: Constraints) -> np.ndarray:
-        """Labels of the method fitted to ``constraints`` (part of the given pairs). Default:
-        a clone fitted from ``X``; methods override it to reuse their graph."""
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return self._guard_clone().fit(X, constraints=constraints).labels_
-
-    def _adopt_unconstrained(self, X, reference) -> None:
-        """Take over the unconstrained fit ``reference`` (labels, and what ``predict`` needs
-        to follow them)."""
+    def _adopt_labels(self, reference) -> None:
+        """Take over the unconstrained fit ``reference``'s labels (methods whose ``predict``
+        needs more of it extend their plan's ``adopt``)."""
         self.labels_ = np.asarray(reference.labels_)
 
+    # ------------------------------------------------------------ diagnostics
+    def _reference_labels(self) -> np.ndarray | None:
+        """NCut's partition where the fit already holds what it needs (its graph or
+        eigenvectors), for ``n_violated_reference_``; ``None`` where it would cost a fit."""
+        return None
+
     def _record_diagnostics(self, cons: Constraints) -> None:
-        """``n_violated_``, and the degenerate-partition warning pointing at the line that
-        called the public fit method (two frames up)."""
-        self.n_violated_ = int(cons.violated(self.labels_).sum())
-        # a partition the guard chose for ignoring the pairs is not news about them
-        check = self._uses_constraints and not getattr(self, "fallback_", False)
+        """``n_violated_`` (and ``n_violated_reference_`` where cheap), the one-line
+        warnings on a degenerate partition and on one further from the given pairs than
+        ignoring them, pointing at the line that called the public fit method (two frames
+        up); the whole text of each is kept in ``diagnostics_``."""
+        violated = cons.violated(self.labels_)
+        self.n_violated_ = int(violated.sum())
+        self.n_violated_reference_ = None
+        self.diagnostics_ = []
         # the k the fit used: n_clusters, or the k chosen when that is left to the fit
         k = getattr(self, "n_clusters_", self.n_clusters)
-        problems = partition_diagnostics(self.labels_, cons, k, check_violations=check)
+        problems = partition_diagnostics(self.labels_, cons, k, check_violations=False)
+        name = type(self).__name__
         if problems:
-            warnings.warn(
-                f"{type(self).__name__} returned a degenerate partition: "
-                + "; ".join(problems)
-                + ".",
+            self._diagnose(
+                f"{name} returned a degenerate partition: " + "; ".join(problems) + ".",
                 DegeneratePartitionWarning,
-                stacklevel=3,
             )
+        # a partition the guard chose for ignoring the pairs is not news about them
+        if not self._uses_constraints or getattr(self, "fallback_", False) or cons.is_empty:
+            return
+        reference = self._reference_labels()
+        if reference is not None:
+            self.n_violated_reference_ = int(cons.violated(reference).sum())
+        text = constraints_not_followed(
+            name, self.n_violated_, self.n_violated_reference_, self.labels_, cons,
+            hint=self._violation_hint,
+        )  # fmt: skip
+        if text is not None:
+            self._diagnose(text, ConstraintsViolatedWarning)
+
+    def _diagnose(self, text: str, category: type[Warning]) -> None:
+        """Keep ``text`` in ``diagnostics_`` and warn with its first line (three frames up:
+        the caller of the public fit method)."""
+        self.diagnostics_.append(text)
+        warnings.warn(one_line(text), category, stacklevel=4)
 
     def _check_new_features(self, X) -> np.ndarray:
         X = check_features(X, ensure_min_samples=1)
@@ -334,3 +337,10 @@ class ConstrainedFitMixin(ClusterMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.pairwise = getattr(self, "affinity", None) == "precomputed"
         return tags
+
+
+def fit_quietly(estimator: BaseEstimator, X, constraints: Constraints | None = None):
+    """``estimator`` fitted without its warnings (a guard's reference or refit is not news)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return estimator.fit(X, constraints=constraints)

@@ -13,20 +13,28 @@ every method that clusters a k-NN (or precomputed, or learnt) graph.
 from __future__ import annotations
 
 import warnings
+from dataclasses import replace
 from types import SimpleNamespace
 
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, clone
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
 from .. import graph
 from ..graph import check_cross_affinity, safe_degrees
 from ..progress import stage
-from ..spectral import kmeans_rows, nearest_center, njw_clustering, nystrom_extension
-from ._base import ConstrainedFitMixin
+from ..spectral import (
+    kmeans_rows,
+    nearest_center,
+    njw_clustering,
+    nystrom_extension,
+    sharing_eigenvectors,
+)
+from ._base import ConstrainedFitMixin, fit_quietly
+from ._guard import GuardPlan
 
 __all__ = [
     "AffinityGraphMixin",
@@ -225,15 +233,28 @@ class ConstrainedClusteringMixin(AffinityGraphMixin, ConstrainedFitMixin):
     (:class:`~spectralink.methods.ConstrainedFitMixin`) with the graph hooks and
     ``predict`` of :class:`AffinityGraphMixin`.
 
-    The held-out guard's hooks reuse the graph the fit built (``_graph_``, recorded by
-    :meth:`_affinity`). The unconstrained partition is what the library gives without the
-    pairs: NCut at its defaults on the same features (on the graph already built when it is
-    NCut's default k-NN graph; on the given affinity with ``affinity="precomputed"``).
-    The refits on part of the pairs take the built graph as a precomputed affinity when
-    the method builds it with the base class's :meth:`_affinity`.
+    The held-out guard's plan (:meth:`_guard_plan`) reuses the graph the fit built
+    (``_graph_``, recorded by :meth:`_affinity`). The unconstrained partition is what the
+    library gives without the pairs: NCut at its defaults on the same features (on the graph
+    already built when it is NCut's default k-NN graph; on the given affinity with
+    ``affinity="precomputed"``). The refits on part of the pairs take the built graph as a
+    precomputed affinity when the method builds it with the base class's :meth:`_affinity`.
     """
 
-    def _unconstrained_fit(self, X):
+    def _guard_plan(self, X) -> GuardPlan:
+        W = getattr(self, "_graph_", None)
+        plan = super()._guard_plan(X)
+        if W is not None and _refits_on_its_graph(self):
+            unguarded = self._unguarded_clone().set_params(affinity="precomputed")
+
+            def on_graph(train):
+                return fit_quietly(clone(unguarded), W, train).labels_
+
+            plan = replace(plan, refit=on_graph)
+        return replace(plan, reference=lambda: self._ncut_partition(X))
+
+    def _ncut_partition(self, X):
+        """NCut's partition: on the graph already built when it is NCut's default one."""
         W = getattr(self, "_graph_", None)
         if W is not None and self._graph_is_ncut_default():
             _, _, labels = njw_clustering(
@@ -258,37 +279,44 @@ class ConstrainedClusteringMixin(AffinityGraphMixin, ConstrainedFitMixin):
             and getattr(self, "sigma", None) is None
         )
 
-    def _refit_labels(self, X, constraints):
-        W = getattr(self, "_graph_", None)
-        if W is None or not _refits_on_its_graph(self):
-            return super()._refit_labels(X, constraints)
-        est = self._guard_clone().set_params(affinity="precomputed")
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return est.fit(W, constraints=constraints).labels_
-
 
 class EigenvectorRefitMixin:
-    """Guard hooks of the methods that adapt the eigenvectors of the graph
-    (``eigenvectors_``, ascending) through a ``fit_embedding`` hook (CCSR, CCSKL): the
-    unconstrained partition is k-means on the first ``n_clusters`` of them, row-normalised
-    (NCut; on another graph than NCut's default one, NCut at its defaults), and the refits
-    reuse them."""
+    """Guard plan and diagnostics of the methods that adapt the eigenvectors of the graph
+    (``eigenvectors_``, ascending) through a ``fit_embedding`` hook (CCSR, CCSKL): NCut's
+    partition is k-means on the first ``n_clusters`` of them, row-normalised (on another
+    graph than NCut's default one, the guard compares with NCut at its defaults), and the
+    refits reuse them. Being at hand, NCut's partition also gives ``n_violated_reference_``.
+    """
 
-    def _unconstrained_fit(self, X):
+    def _guard_plan(self, X) -> GuardPlan:
+        plan = super()._guard_plan(X)
+        refit = lambda train: fit_quietly_embedding(  # noqa: E731
+            self._unguarded_clone(), self.eigenvectors_, train
+        )
         if getattr(self, "_graph_spec_", None) is not None and not self._graph_is_ncut_default():
-            return super()._unconstrained_fit(X)  # NCut at its defaults, from the features
+            return replace(plan, refit=refit)  # NCut at its defaults, from the features
+        reference = lambda: SimpleNamespace(labels_=self._ncut_on_eigenvectors())  # noqa: E731
+        return replace(plan, reference=reference, refit=refit)
+
+    def _ncut_on_eigenvectors(self) -> np.ndarray:
         k = self.n_clusters
-        labels = kmeans_rows(
+        return kmeans_rows(
             self.eigenvectors_[:, :k], k, normalize=True, n_init=self.n_init,
             random_state=self.random_state,
         )  # fmt: skip
-        return SimpleNamespace(labels_=labels)
 
-    def _refit_labels(self, X, constraints):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return self._guard_clone().fit_embedding(self.eigenvectors_, constraints).labels_
+    def _reference_labels(self) -> np.ndarray | None:
+        V = getattr(self, "eigenvectors_", None)
+        if V is None or V.shape[1] < self.n_clusters or sharing_eigenvectors():
+            return None  # inside a search nobody reads a fold's diagnostics
+        return self._ncut_on_eigenvectors()
+
+
+def fit_quietly_embedding(estimator, eigenvectors: np.ndarray, constraints) -> np.ndarray:
+    """Labels of ``estimator.fit_embedding(eigenvectors, constraints)`` without warnings."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return estimator.fit_embedding(eigenvectors, constraints).labels_
 
 
 def _refits_on_its_graph(estimator: BaseEstimator) -> bool:

@@ -1,6 +1,10 @@
 """The held-out guard: constraints are used only when held-out pairs say they help.
 
-Every constrained estimator ends its ``fit`` here (``guard="held_out"``, the default). The
+An opt-in (``guard="held_out"``; the default, ``None``, is each paper's method as published):
+a constrained estimator with it ends its ``fit`` here. Its price, measured in
+``docs/results/guard/cost.md`` and ``docs/results/defaults/guard.md``, is five refits per fit
+(a median 5.8x the fit) and part of the gains the pairs give; :class:`~spectralink.Auto`
+keeps the same promise from the folds its search fits anyway. The
 partition fitted to all the given pairs is compared with the *unconstrained* partition of
 the same graph (NCut on the affinity the method built, LSC-R on its landmark graph, k-means
 for COP-KMeans), on pairs the constrained fit did not see:
@@ -70,13 +74,15 @@ place: a refit that wins a handful more held-out pairs than NCut is within the f
 ``docs/results/guard/`` has the measurements behind the rule (folds, score,
 margin) and its cost.
 
-``guard=None`` is the papers' behaviour (the protocol scripts use it).
+A method family says what "unconstrained", "refit" and "adopt" mean for it in one
+:class:`GuardPlan` (its ``_guard_plan``); :func:`run_guard` carries the plan out.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, clone
@@ -88,6 +94,7 @@ from ..metrics import min_cluster_size, unrequested_small_clusters
 __all__ = [
     "GUARD_FOLDS",
     "GUARD_MARGIN",
+    "GuardPlan",
     "GuardReport",
     "degenerate_against",
     "given_pairs_veto",
@@ -96,6 +103,7 @@ __all__ = [
     "keeps_constrained",
     "pairs_disagreeing",
     "refit_sides",
+    "run_guard",
     "same_partition",
     "unguarded_clone",
 ]
@@ -110,6 +118,52 @@ GUARD_FOLDS = 5
 #: normal, so a method no better on pairs than NCut is kept in about one fit in twenty (at
 #: one standard error, one in six: ``docs/results/guard/`` has what that cost).
 GUARD_MARGIN = 1.645
+
+
+@dataclass(frozen=True)
+class GuardPlan:
+    """What the held-out guard needs from one method family, declared in one place (the
+    estimator's ``_guard_plan(X)``).
+
+    Attributes
+    ----------
+    reference : callable
+        ``reference() -> fitted``: the unconstrained partition the method is judged against,
+        something with ``labels_`` (NCut at its defaults, or on the method's own graph or
+        eigenvectors when they are NCut's).
+    refit : callable
+        ``refit(training_constraints) -> labels``: the method fitted to part of the pairs,
+        reusing what the fit built (graph, eigenvectors, basis).
+    adopt : callable
+        ``adopt(reference)``: the estimator takes over the reference's labels and what its
+        ``predict`` needs to follow them.
+    adopt_when_same : bool, default=False
+        Adopt the reference also when the two partitions are the same (a model that is
+        smoother over the data for ``predict``: the landmark methods).
+    """
+
+    reference: Callable[[], Any]
+    refit: Callable[[Constraints], np.ndarray]
+    adopt: Callable[[Any], None]
+    adopt_when_same: bool = False
+
+
+def run_guard(
+    plan: GuardPlan,
+    labels: np.ndarray,
+    constraints: Constraints,
+    random_state: int | np.random.RandomState | None,
+) -> tuple[GuardReport | None, bool]:
+    """Carry out ``plan`` for the partition ``labels``: the report of :func:`held_out_guard`
+    and whether the reference was adopted (``fallback``)."""
+    reference = plan.reference()
+    report = held_out_guard(plan.refit, labels, reference.labels_, constraints, random_state)
+    if report is not None and report.fallback:
+        plan.adopt(reference)
+        return report, True
+    if plan.adopt_when_same and same_partition(labels, reference.labels_):
+        plan.adopt(reference)
+    return report, False
 
 
 @dataclass(frozen=True)
@@ -167,6 +221,19 @@ class GuardReport:
     degenerate: bool = False
     sided: int = 0
     sided_reference: int = 0
+
+    def summary(self) -> str:
+        """The reason for the verdict, short enough for one warning line (``str(report)``
+        has the whole reasoning)."""
+        if self.degenerate:
+            return "degenerate where the unconstrained partition is not"
+        if self.vetoed:
+            return (
+                f"violates {self.violated} given pairs, the unconstrained partition "
+                f"{self.violated_reference}"
+            )
+        where = "given" if self.undecided or self.n_held_out == 0 else "held-out"
+        return f"{where} pairs only one partition gets right: won {self.won}, lost {self.lost}"
 
     def __str__(self) -> str:
         kept = "unconstrained partition returned" if self.fallback else "constrained partition kept"

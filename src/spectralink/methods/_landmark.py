@@ -17,6 +17,7 @@ from ..spectral import cluster_means, kmeans_rows, nearest_center, normalize_row
 from ..utils import Int, StrOptions, check_features, check_n_clusters
 from ._base import COMMON_CONSTRAINTS, ConstrainedFitMixin, ConstraintsLike
 from ._graph import weighted_vote
+from ._guard import GuardPlan
 
 if TYPE_CHECKING:  # Python >= 3.11
     from typing import Self
@@ -144,8 +145,22 @@ class LandmarkClustering(ConstrainedFitMixin):
     # the held-out guard. In core, the unconstrained partition is NCut at its defaults (the
     # promise is "never worse than ignoring the pairs", and LSC-R's landmark graph can be
     # much weaker than the k-NN graph: 5 % cluster, many noise columns); on Dask, or from a
-    # landmark graph alone, it is LSC-R on the same landmark graph.
-    def _unconstrained_fit(self, X):
+    # landmark graph alone, it is LSC-R on the same landmark graph. The same partition as
+    # the unconstrained one is adopted too: predict through its model, which is smooth over
+    # the data; constrained directions need not be (with about as many landmarks as points
+    # they can give every landmark its own value, and new points, coded by several
+    # landmarks, fall between clusters).
+    def _guard_plan(self, X) -> GuardPlan:
+        return GuardPlan(
+            reference=lambda: self._unconstrained_partition(X),
+            refit=lambda train: fit_quietly_landmarks(
+                self._unguarded_clone(), self.landmark_graph_, train
+            ),
+            adopt=self._adopt_reference,
+            adopt_when_same=True,
+        )
+
+    def _unconstrained_partition(self, X):
         from .._dask import is_dask_array
 
         if X is not None and not is_dask_array(X):
@@ -154,19 +169,6 @@ class LandmarkClustering(ConstrainedFitMixin):
 
         reference = LSCR(self.n_clusters, n_init=self.n_init, random_state=self.random_state)
         return reference.fit_landmark_graph(self.landmark_graph_)
-
-    def _refit_labels(self, X, constraints):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            est = self._guard_clone()
-            return est.fit_landmark_graph(self.landmark_graph_, constraints).labels_
-
-    def _same_as_unconstrained(self, X, reference) -> None:
-        # the same partition as the unconstrained one: predict through its model, which is
-        # smooth over the data; constrained directions need not be (with about as many
-        # landmarks as points they can give every landmark its own value, and new points,
-        # coded by several landmarks, fall between clusters)
-        self._adopt_unconstrained(X, reference)
 
     def _vote_through_reference(self, X) -> np.ndarray:
         """The guard returned NCut's partition: each new point gets the weighted vote of
@@ -178,7 +180,7 @@ class LandmarkClustering(ConstrainedFitMixin):
         labels[isolated] = self.labels_[nearest[isolated]]
         return labels
 
-    def _adopt_unconstrained(self, X, reference) -> None:
+    def _adopt_reference(self, reference) -> None:
         self.labels_ = reference.labels_
         if hasattr(reference, "components_"):  # LSC-R: its map replaces SCACS's
             self.components_ = reference.components_
@@ -240,3 +242,10 @@ class LandmarkClustering(ConstrainedFitMixin):
         ind, w = lm.encode(X, self.landmark_graph_, chunk_size=self.chunk_size)
         Fn = normalize_rows(self._embed(ind, w, self.components_))
         return nearest_center(Fn, self.cluster_centers_)
+
+
+def fit_quietly_landmarks(estimator, graph: lm.LandmarkGraph, constraints) -> np.ndarray:
+    """Labels of ``estimator.fit_landmark_graph(graph, constraints)`` without warnings."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return estimator.fit_landmark_graph(graph, constraints).labels_

@@ -293,7 +293,7 @@ class CCSR(EigenvectorRefitMixin, ConstrainedClusteringMixin):
         shrinkage: str | float = "auto",
         normalize_rows: str | bool = "auto",
         random_state: int | np.random.RandomState | None = None,
-        guard: str | None = "held_out",
+        guard: str | None = None,
     ) -> None:
         self.n_clusters = n_clusters
         self.n_components = n_components

@@ -34,6 +34,7 @@ Implementation choices, all equivalent to the point-by-point rule or documented:
 from __future__ import annotations
 
 import heapq
+from dataclasses import replace
 
 import numpy as np
 import scipy.sparse as sp
@@ -46,6 +47,7 @@ from ..constraints import Constraints
 from ..spectral import nearest_center
 from ..utils import Int, StrOptions
 from ._base import COMMON_CONSTRAINTS, GUARD_CONSTRAINT, ConstrainedFitMixin, with_guard_doc
+from ._guard import GuardPlan
 
 __all__ = ["COPKMeans", "InfeasibleConstraintsError", "cop_kmeans_single"]
 
@@ -312,7 +314,7 @@ class COPKMeans(ConstrainedFitMixin):
         n_init: int = 10,
         max_iter: int = 300,
         random_state: int | np.random.RandomState | None = None,
-        guard: str | None = "held_out",
+        guard: str | None = None,
     ) -> None:
         self.n_clusters = n_clusters
         self.init = init
@@ -367,7 +369,10 @@ class COPKMeans(ConstrainedFitMixin):
         self.assignment_order_ = order
         return self
 
-    def _adopt_unconstrained(self, X, reference) -> None:
+    def _guard_plan(self, X) -> GuardPlan:
+        return replace(super()._guard_plan(X), adopt=self._adopt_kmeans)
+
+    def _adopt_kmeans(self, reference) -> None:
         # k-means from the same starts: its centres are what predict uses
         self.labels_ = reference.labels_
         self.cluster_centers_ = reference.cluster_centers_

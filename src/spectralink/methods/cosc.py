@@ -253,7 +253,7 @@ class COSC(ConstrainedClusteringMixin):
         inner_step: str = "uniform",
         n_jobs: int | None = None,
         random_state: int | np.random.RandomState | None = None,
-        guard: str | None = "held_out",
+        guard: str | None = None,
     ) -> None:
         self.n_clusters = n_clusters
         self.mode = mode

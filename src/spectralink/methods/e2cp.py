@@ -278,7 +278,7 @@ class E2CP(ConstrainedClusteringMixin):
         f_scale: str = "clip",
         n_init: int = 10,
         random_state: int | np.random.RandomState | None = None,
-        guard: str | None = "held_out",
+        guard: str | None = None,
     ) -> None:
         self.n_clusters = n_clusters
         self.affinity = affinity

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import numbers
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import scipy.linalg as la
@@ -59,6 +59,7 @@ from ..spectral import (
 from ..utils import Int, RealRange, StrOptions
 from ._base import COMMON_CONSTRAINTS, GUARD_CONSTRAINT, with_guard_doc
 from ._graph import NYSTROM_MIN_EIGENVALUE, ConstrainedClusteringMixin, weighted_vote
+from ._guard import GuardPlan
 
 __all__ = [
     "FCSC",
@@ -544,7 +545,7 @@ class FCSC(ConstrainedClusteringMixin):
         max_samples: int = 5000,
         n_init: int = 10,
         random_state: int | np.random.RandomState | None = None,
-        guard: str | None = "held_out",
+        guard: str | None = None,
     ) -> None:
         self.n_clusters = n_clusters
         self.affinity = affinity
@@ -585,7 +586,8 @@ class FCSC(ConstrainedClusteringMixin):
             random_state=self.random_state,
         )
         labels = out["labels"]
-        self._basis_ = basis  # for the guard's unconstrained cut and refits; dropped after
+        if self.guard is not None and not constraints.is_empty:
+            self._basis_ = basis  # for the guard's refits only; its plan takes it
         self.affinity_matrix_ = W
         self.labels_ = labels
         self.embedding_ = out["embedding"]
@@ -595,15 +597,17 @@ class FCSC(ConstrainedClusteringMixin):
         self._set_extension(basis, out, constraints)
         return self
 
-    def _release_guard_state(self) -> None:
-        self.__dict__.pop("_basis_", None)
+    def _guard_plan(self, X) -> GuardPlan:
+        basis = self.__dict__.pop("_basis_")  # kept by _fit for the guard only
 
-    def _refit_labels(self, X, constraints):
-        out = fcsc_solve(
-            self._basis_, constraints, self.n_clusters, beta=self.beta,
-            normalize=self.normalize, n_init=self.n_init, random_state=self.random_state,
-        )  # fmt: skip
-        return out["labels"]
+        def refit(constraints):
+            out = fcsc_solve(
+                basis, constraints, self.n_clusters, beta=self.beta, normalize=self.normalize,
+                n_init=self.n_init, random_state=self.random_state,
+            )  # fmt: skip
+            return out["labels"]
+
+        return replace(super()._guard_plan(X), refit=refit)
 
     def _set_extension(self, basis: FCSCBasis, out: dict, constraints) -> None:
         """What :meth:`predict` needs: the vectors behind ``labels_`` and their centres."""

@@ -156,7 +156,7 @@ class LSCP(E2CP):
         f_scale: str = "clip",
         n_init: int = 10,
         random_state: int | np.random.RandomState | None = None,
-        guard: str | None = "held_out",
+        guard: str | None = None,
     ) -> None:
         super().__init__(
             n_clusters,

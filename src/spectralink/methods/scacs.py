@@ -313,7 +313,7 @@ class SCACS(LandmarkClustering):
         backend: str = "auto",
         chunk_size: int = lm.DEFAULT_CHUNK,
         random_state: int | np.random.RandomState | None = None,
-        guard: str | None = "held_out",
+        guard: str | None = None,
     ) -> None:
         self.n_clusters = n_clusters
         self.n_landmarks = n_landmarks

@@ -146,7 +146,7 @@ class SCLC(ConstrainedClusteringMixin):
         tol: float = 1e-8,
         maxiter: int = 5000,
         random_state: int | np.random.RandomState | None = None,
-        guard: str | None = "held_out",
+        guard: str | None = None,
     ) -> None:
         self.n_clusters = n_clusters
         self.affinity = affinity

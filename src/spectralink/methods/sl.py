@@ -247,7 +247,7 @@ class SpectralLearning(ConstrainedClusteringMixin):
         normalization: str = "symmetric",
         n_init: int = 10,
         random_state: int | np.random.RandomState | None = None,
-        guard: str | None = "held_out",
+        guard: str | None = None,
     ) -> None:
         self.n_clusters = n_clusters
         self.affinity = affinity

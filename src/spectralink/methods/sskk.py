@@ -368,7 +368,7 @@ class SSKK(ConstrainedClusteringMixin):
         n_init: int = 10,
         max_iter: int = 100,
         random_state: int | np.random.RandomState | None = None,
-        guard: str | None = "held_out",
+        guard: str | None = None,
     ) -> None:
         self.n_clusters = n_clusters
         self.affinity = affinity
