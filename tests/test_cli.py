@@ -94,7 +94,8 @@ def test_cluster_verbose_prints_stages_with_times(capsys, tmp_path, iris_files):
     out = str(tmp_path / "l.csv")
     code, _, err = run(capsys, "cluster", data, "-k", "3", "-v", "-o", out)
     assert code == 0
-    lines = [line for line in err.splitlines() if not line.startswith("spectralink: warning")]
+    skip = ("spectralink: warning", "spectralink: note")
+    lines = [line for line in err.splitlines() if not line.startswith(skip)]
     stages = [line.split()[1] for line in lines]
     assert stages == ["neighbours", "graph", "eigenvectors", "assignment", "method", "total"]
     assert all(line.startswith("spectralink: ") and " s" in line for line in lines)
@@ -570,13 +571,21 @@ def test_numeric_header_and_the_header_option(capsys, tmp_path, header, rows):
     assert out.startswith(f"ncut: {rows} points")
 
 
-def test_non_numeric_column_refused_then_dropped(capsys, tmp_path):
-    y = _blobs_csv(tmp_path / "x.csv", "a,b,species", extra=lambda i: "setosa")
-    out = tmp_path / "o.csv"
-    code, _, err = run(capsys, "cluster", str(tmp_path / "x.csv"), "-k", "3", "-o", str(out))
-    assert_one_line_error(code, err)
-    assert "line 2, column 3 ('species'): 'setosa' is not a number" in err
-    assert "--drop species" in err and not out.exists()
+def test_text_column_left_out_with_a_note(capsys, tmp_path):
+    y = _blobs_csv(tmp_path / "x.csv", "a,b,species", extra=lambda i: "ab"[i % 2])
+    ari, err = _cluster_ari(capsys, tmp_path, tmp_path / "x.csv", y)
+    assert ari > 0.9
+    assert "text column(s) left out of the features: species" in err
+    assert "note: features (2 columns): a, b; left out (1 of 3): species (text)" in err
+    # named in --columns, it is an error naming the way to encode it
+    out = tmp_path / "not-written.csv"
+    code, _, err = run(
+        capsys, "cluster", tmp_path / "x.csv", "-k", 3, "--columns", "a,species", "-o", out
+    )
+    assert_one_line_error(code, err, "line 2, column 3 ('species'): 'a' is not a number")
+    assert "--categorical encode" in err and not out.exists()
+    ari, err = _cluster_ari(capsys, tmp_path, tmp_path / "x.csv", y, "--categorical", "encode")
+    assert "features (4 columns): a, b, species=a, species=b" in err
     ari, _ = _cluster_ari(capsys, tmp_path, tmp_path / "x.csv", y, "--drop", "species")
     assert ari > 0.9
     ari, _ = _cluster_ari(capsys, tmp_path, tmp_path / "x.csv", y, "--columns", "a,2")

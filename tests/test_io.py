@@ -35,13 +35,33 @@ def test_pandas_index_column_is_dropped_with_a_note(tmp_path):
     assert len(t.notes) == 1 and "index" in t.notes[0]
 
 
-def test_unnamed_first_column_that_is_not_0_to_n_is_kept(tmp_path):
+def test_unnamed_first_column_of_distinct_integers_is_an_index(tmp_path):
+    # df.dropna().to_csv(): the index no longer runs 0..n-1, and is still not a feature
     X = X3.copy()
-    X[:, 0] = [3, 1, 2, 0]
+    X[:, 0] = [3, 10, 2, 7]
+    path = write(tmp_path, ",a,b\n" + body(X))
+    t = read_text_table(path, ",")
+    np.testing.assert_array_equal(t.X, X[:, 1:])
+    assert t.names == ["a", "b"] and t.left_out == ["column 1 (index)"]
+    assert "index" in t.notes[0] and "--id-column 1" in t.notes[0]
+    # a column named like a pandas index anywhere, also in the row reader's path
+    path = write(tmp_path, "a,index,b,id\n" + body(X[:, [1, 0, 2]], extra=list("pqrs")))
+    t = read_text_table(path, ",", id_column="id")
+    np.testing.assert_array_equal(t.X, X[:, 1:])
+    assert t.left_out == ["index (index)", "id (ID)"]
+
+
+def test_unnamed_first_column_that_is_not_integers_is_kept(tmp_path):
+    X = X3.copy()
+    X[:, 0] = [3.5, 1, 2, 0]
     path = write(tmp_path, ",a,b\n" + body(X))
     t = read_text_table(path, ",")
     np.testing.assert_array_equal(t.X, X)
     assert t.notes == []
+    # --columns naming an index-like column keeps it: the user chose it
+    X[:, 0] = [3, 1, 2, 0]
+    path = write(tmp_path, "index,a,b\n" + body(X))
+    np.testing.assert_array_equal(read_text_table(path, ",", columns="index,a,b").X, X)
 
 
 @pytest.mark.parametrize(("header", "n_rows"), [("auto", 4), ("yes", 4), ("no", 5)])
@@ -78,13 +98,75 @@ def test_columns_and_drop_by_name_or_position(tmp_path):
         read_text_table(path, ",", drop="a,b,c")
 
 
-def test_non_numeric_column_named_with_a_drop_hint(tmp_path):
+def test_text_column_left_out_with_a_note_or_encoded(tmp_path):
     path = write(tmp_path, "a,b,c,species\n" + body(X3, extra=["x", "y", "x", "z"]))
-    with pytest.raises(ValueError, match=r"line 2, column 4 \('species'\): 'x' is not a number"):
-        read_text_table(path, ",")
-    with pytest.raises(ValueError, match="--drop species"):
-        read_text_table(path, ",")
+    t = read_text_table(path, ",")
+    np.testing.assert_array_equal(t.X, X3)
+    assert t.left_out == ["species (text)"]
+    assert "text column(s) left out of the features: species" in t.notes[0]
+    assert "--categorical encode" in t.notes[0]
+    t = read_text_table(path, ",", categorical="encode")
+    assert t.names == ["a", "b", "c", "species=x", "species=y", "species=z"]
+    np.testing.assert_array_equal(t.X[:, 3:], [[1, 0, 0], [0, 1, 0], [1, 0, 0], [0, 0, 1]])
     np.testing.assert_array_equal(read_text_table(path, ",", drop="species").X, X3)
+    # named in --columns, a text column is an error that names both ways out
+    with pytest.raises(ValueError, match=r"line 2, column 4 \('species'\): 'x' is not a number"):
+        read_text_table(path, ",", columns="a,species")
+    # a text column with one value per row is a name, never encoded; the note says so
+    path = write(tmp_path, "a,b,c,name\n" + body(X3, extra=["p", "q", "r", "s"]))
+    t = read_text_table(path, ",", categorical="encode")
+    assert t.names == ["a", "b", "c"] and "name: one value per row (--id-column?)" in t.notes[0]
+
+
+def test_a_text_cell_among_numbers_is_an_error_not_a_text_column(tmp_path):
+    path = write(tmp_path, "a,b\n1,2\n3,4\n5,x6\n7,8\n")
+    with pytest.raises(ValueError, match=r"line 4, column 2 \('b'\): 'x6' is not a number"):
+        read_text_table(path, ",")
+
+
+def test_missing_cells_error_drop_or_impute(tmp_path):
+    text = "a,b,kind,id\n1,2,u,r0\n,4,v,r1\n5,NA,u,r2\n7,8,,r3\n9,10,v,r4\n"
+    path = write(tmp_path, text)
+    # error: the first empty cell, how many rows have one, and the three ways out
+    with pytest.raises(ValueError, match=r"line 3, column 1 \('a'\): an empty cell \(2 of 5 "):
+        read_text_table(path, ",", id_column="id")
+    with pytest.raises(ValueError, match="--missing drop .* --missing impute .* --drop a"):
+        read_text_table(path, ",", id_column="id")
+    # drop: rows with an empty feature cell left out (the empty text cell does not count)
+    t = read_text_table(path, ",", id_column="id", missing="drop")
+    np.testing.assert_array_equal(t.X, [[1, 2], [7, 8], [9, 10]])
+    np.testing.assert_array_equal(t.rows, [0, 3, 4])
+    assert list(t.ids) == ["r0", "r3", "r4"] and list(t.ids_read) == [f"r{i}" for i in range(5)]
+    assert t.n_read == 5
+    assert "--missing drop: 2 of 5 rows left out for empty cells (a 1, b 1; line 3, line 4)" in (
+        t.notes
+    )
+    # ...but an encoded text column's empty cell does
+    t = read_text_table(path, ",", id_column="id", missing="drop", categorical="encode")
+    np.testing.assert_array_equal(t.rows, [0, 4])
+    # impute: the column's mean; an encoded text column's most frequent value
+    t = read_text_table(path, ",", id_column="id", missing="impute", categorical="encode")
+    assert t.rows is None and t.names == ["a", "b", "kind=u", "kind=v"]
+    np.testing.assert_allclose(t.X[1, 0], np.mean([1, 5, 7, 9]))
+    np.testing.assert_allclose(t.X[2, 1], np.mean([2, 4, 8, 10]))
+    np.testing.assert_array_equal(t.X[3, 2:], [1, 0])  # u: a tie with v broken by sort order
+    assert "--missing impute: 3 empty cells" in t.notes[-1]
+
+
+def test_describe_columns_names_used_and_left_out(tmp_path):
+    from spectralink.tables import describe_columns
+
+    path = write(tmp_path, ",a,b,c,species\n" + body(X3, index=True, extra=list("xyxz")))
+    t = read_text_table(path, ",")
+    line = describe_columns(t, 3)
+    assert (
+        line == "features (3 columns): a, b, c; left out (2 of 5): column 1 (index), species (text)"
+    )
+    many = ",".join(f"p{j}" for j in range(50))
+    path = write(tmp_path, many + "\n" + ",".join(["1"] * 50) + "\n" + ",".join(["2"] * 50))
+    line = describe_columns(read_text_table(path, ","), 50)
+    assert line.startswith("features (50 columns): p0, p1,") and "(42 more), p48, p49" in line
+    assert describe_columns(None, 64) == "features: all 64 columns of the array"
 
 
 def test_id_column_kept_aside(tmp_path):

@@ -6,12 +6,14 @@ from __future__ import annotations
 import argparse
 import ast
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..io import read_features
+from ..io import read_features, read_labels
+from ..tables import CATEGORICAL_CHOICES, MISSING_CHOICES, Table, describe_columns
 
 if TYPE_CHECKING:
     from sklearn.base import BaseEstimator
@@ -101,6 +103,21 @@ def add_table_options(
             help=f"column of {table} (name or 1-based position) holding row IDs: not a "
             f"feature, {ids}",
         )
+    p.add_argument(
+        "--missing",
+        choices=MISSING_CHOICES,
+        default="error",
+        help="empty cells (also nan, NA) in the feature columns: 'error', 'drop' (leave their "
+        "rows out, and the pairs naming them; said in one line each), 'impute' (the column's "
+        "mean) (default: error)",
+    )
+    p.add_argument(
+        "--categorical",
+        choices=CATEGORICAL_CHOICES,
+        default="drop",
+        help="text columns: 'drop' (left out, named in a note) or 'encode' (one-hot: a 0/1 "
+        "column per value) (default: drop)",
+    )
 
 
 def add_scale_option(p: argparse.ArgumentParser) -> None:
@@ -141,21 +158,94 @@ def note(text: str) -> None:
     print(f"spectralink: note: {text}", file=sys.stderr)
 
 
-def read_table_args(
-    args: argparse.Namespace,
-) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
-    """``(X, y of an .npz, ids)`` of ``args.data`` read with the table options; notes on
-    stderr."""
+@dataclass
+class TableData:
+    """The features of ``DATA`` as a command reads them, and what it needs to line up the
+    other files (pairs, labels) with the rows kept."""
+
+    X: np.ndarray
+    y: np.ndarray | None
+    table: Table | None
+
+    @property
+    def ids(self) -> np.ndarray | None:
+        """The IDs of the rows kept (``--id-column``), else None."""
+        return None if self.table is None else self.table.ids
+
+    @property
+    def rows(self) -> np.ndarray | None:
+        """Positions of the rows kept among those of the file; None: every row."""
+        return None if self.table is None else self.table.rows
+
+    @property
+    def n_read(self) -> int:
+        """Data rows in the file (the numbering pairs and labels files use)."""
+        return self.X.shape[0] if self.rows is None else self.table.n_read
+
+    @property
+    def ids_read(self) -> np.ndarray | None:
+        """The IDs of every row of the file, the rows left out included."""
+        return None if self.table is None else self.table.ids_read
+
+    def row_names(self) -> np.ndarray | None:
+        """What names the rows kept in files written: their IDs, else (rows left out) their
+        0-based positions in the file; None when positions are the rows' own."""
+        if self.ids is not None or self.rows is None:
+            return self.ids
+        return self.rows.astype(str)
+
+    def constraints(self, paths: str | list[str]) -> Constraints:
+        """The pairs of ``paths`` on the rows kept; pairs naming a row left out are left out
+        with one note."""
+        return self.constraints_read(paths)[1]
+
+    def constraints_read(self, paths: str | list[str]) -> tuple[Constraints, Constraints]:
+        """``(every pair read, numbered as in the file; the pairs on the rows kept)``."""
+        cons = read_answered(paths, self.n_read, self.ids_read)
+        if self.rows is None:
+            return cons, cons
+        kept = np.zeros(self.n_read, dtype=bool)
+        kept[self.rows] = True
+        lost = ~kept[cons.pairs].all(axis=1) if len(cons) else np.zeros(0, bool)
+        if lost.any():
+            names = self.ids_read if self.ids_read is not None else np.arange(self.n_read)
+            rows = np.unique(cons.pairs[lost][~kept[cons.pairs[lost]]])
+            shown = ", ".join(str(names[r]) for r in rows[:6]) + (", ..." if len(rows) > 6 else "")
+            note(
+                f"--missing drop: {int(lost.sum())} of {len(cons)} pairs name rows left out "
+                f"({shown}): those pairs are left out"
+            )
+        return cons, cons.subset(self.rows)
+
+    def to_file(self, pairs: np.ndarray) -> np.ndarray:
+        """Pairs of rows kept, numbered as the rows of the file."""
+        pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+        return pairs if self.rows is None else self.rows[pairs]
+
+    def labels(self, path: str) -> tuple[np.ndarray, np.ndarray]:
+        """``(codes, names)`` of the labels in ``path`` (one per row of the file, or
+        ``id,label`` with ``--id-column``) for the rows kept (:func:`read_labels`)."""
+        codes, names = read_labels(path, self.n_read, return_names=True, ids=self.ids_read)
+        return (codes if self.rows is None else codes[self.rows]), names
+
+
+def read_table_args(args: argparse.Namespace, *, drop: str | None = None) -> TableData:
+    """``args.data`` read with the table options (``drop`` adds columns to ``--drop``); its
+    notes and the line naming the feature columns on stderr, before any fitting."""
+    dropped = ",".join(c for c in (args.drop, drop) if c) or None
     X, y, table = read_features(
         args.data,
         header=args.header,
         columns=args.columns,
-        drop=args.drop,
+        drop=dropped,
         id_column=args.id_column,
+        missing=args.missing,
+        categorical=args.categorical,
     )
     for text in table.notes if table is not None else ():
         note(text)
-    return X, y, (table.ids if table is not None else None)
+    note(describe_columns(table, X.shape[1]))
+    return TableData(X, y, table)
 
 
 def _parse_value(text: str):

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from ..constraints import Constraints
-from ..io import atomic_write, labeled_mask, read_labels
+from ..io import atomic_write, labeled_mask
 from ._options import (
     add_data_argument,
     add_scale_option,
@@ -25,7 +25,6 @@ from ._options import (
     make_estimator,
     note,
     parse_params,
-    read_answered,
     read_table_args,
     scale_args,
 )
@@ -56,7 +55,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "-y",
         "--labels",
         metavar="LABELS",
-        help="true labels (one per line, .csv or .npy) to print the scores",
+        help="true labels (one per line, .csv or .npy; or id,label lines with --id-column) "
+        "to print the scores",
     )
     p.add_argument(
         "--labeled",
@@ -125,16 +125,17 @@ def run(args: argparse.Namespace) -> int:
                 raise ValueError(f"{option} {path}: the figure is written as PNG; name it .png.")
     params = parse_params(args.param, allow_prefix=False).get(None, {})
     check_method_params(args.method, params)
-    X, y_npz, ids = read_table_args(args)
-    X = scale_args(args, X)
+    data = read_table_args(args)
+    ids = data.ids
+    X = scale_args(args, data.X)
     n = X.shape[0]
-    y = read_labels(args.labels, n, return_names=True)[0] if args.labels else y_npz
+    y = data.labels(args.labels)[0] if args.labels else data.y
     if y is not None and len(y) != n:
         raise ValueError(f"{args.data}: y has {len(y)} labels but X has {n} rows.")
-    cons = read_answered(args.constraints, n, ids) if args.constraints else None
+    cons = data.constraints(args.constraints) if args.constraints else None
     given = None  # rows whose label --labeled gives: constrained, so not scored
     if args.labeled:
-        cons, given = _labeled_constraints(args.labeled, n, cons)
+        cons, given = _labeled_constraints(*data.labels(args.labeled), args.labeled, cons)
 
     if args.k is None and args.method != "auto":
         raise ValueError(
@@ -151,14 +152,21 @@ def run(args: argparse.Namespace) -> int:
         fit_estimator(est, X, cons, params)
     labels = np.asarray(est.labels_)
 
+    # one line per row of the file: a row left out (--missing drop) has an empty label
+    cells = [str(int(v)) for v in labels]
+    if data.rows is not None:
+        every = [""] * data.n_read
+        for r, c in zip(data.rows, cells, strict=True):
+            every[r] = c
+        cells = every
     with atomic_write(out, "w", newline="") as fh:
         if ids is None:
             fh.write("label\n")
-            fh.write("".join(f"{int(v)}\n" for v in labels))
+            fh.write("".join(f"{c}\n" for c in cells))
         else:
             writer = csv.writer(fh, lineterminator="\n")  # quotes IDs holding commas
             writer.writerow(["id", "label"])
-            writer.writerows(zip(ids, (int(v) for v in labels), strict=True))
+            writer.writerows(zip(data.ids_read, cells, strict=True))
 
     n_found = len(np.unique(labels))
     k = getattr(est, "n_clusters_", args.k)
@@ -191,7 +199,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"  NMI        {normalized_mutual_info_score(y, scored):.4f}")
     if cons is not None:
         print(f"  violated   {violated_fraction(labels, cons):.4f}")
-    print(f"labels written to {out}")
+    left = "" if data.rows is None else f" (the {data.n_read - n} rows left out: empty label)"
+    print(f"labels written to {out}{left}")
     if args.plot is not None:
         from ..plots import embedding_2d, plot_clustering
 
@@ -240,10 +249,10 @@ def _verbose(enabled: bool) -> Iterator[None]:
 
 
 def _labeled_constraints(
-    path: str, n: int, cons: Constraints | None
+    codes: np.ndarray, names: np.ndarray, path: str, cons: Constraints | None
 ) -> tuple[Constraints, np.ndarray]:
-    """All pairs among the rows ``path`` labels (joined with ``cons``), and those rows."""
-    codes, names = read_labels(path, n, return_names=True)
+    """All pairs among the rows ``codes`` (read from ``path``) labels (joined with ``cons``),
+    and those rows."""
     given = codes >= 0
     m = int(given.sum())
     if m < 2:

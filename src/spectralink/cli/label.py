@@ -15,7 +15,7 @@ from ._options import (
     guiding_estimator,
     make_estimator,
     note,
-    read_answered,
+    read_table_args,
     scale_args,
 )
 
@@ -100,20 +100,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _features_args(args: argparse.Namespace) -> argparse.Namespace:
-    """``args`` with the image or text column left out of the features."""
-    column = args.image_column or args.text_column
-    if column is None:
-        return args
-    out = argparse.Namespace(**vars(args))
-    out.drop = column if not args.drop else f"{args.drop},{column}"
-    return out
-
-
 def run(args: argparse.Namespace) -> int:
     """Run ``spectralink label`` with the parsed ``args``; the exit status."""
     from ..active import PairSelector, resolve_strategy
-    from ..io import read_features
     from ..label import (
         AnswerLog,
         ItemView,
@@ -139,20 +128,17 @@ def run(args: argparse.Namespace) -> int:
     if args.image_column:
         folder = Path(args.data).resolve().parent
         paths = [folder / c for c in read_column(args.data, args.image_column, "--image-column")]
-    feats = _features_args(args)
-    X_raw, _, table = read_features(
-        args.data, header=feats.header, columns=feats.columns, drop=feats.drop,
-        id_column=feats.id_column,
-    )  # fmt: skip
-    for text in table.notes if table is not None else ():
-        note(text)
-    names, ids = (None, None) if table is None else (table.names, table.ids)
-    X = scale_args(args, X_raw)
+    data = read_table_args(args, drop=args.image_column or args.text_column)
+    names, ids = (None, None) if data.table is None else (data.table.names, data.row_names())
+    if data.rows is not None:  # rows left out by --missing drop
+        texts = None if texts is None else [texts[r] for r in data.rows]
+        paths = None if paths is None else [paths[r] for r in data.rows]
+    X = scale_args(args, data.X)
     n = X.shape[0]
-    if ids is not None and len(set(ids)) != n:
+    if data.ids_read is not None and len(set(data.ids_read)) != len(data.ids_read):
         raise ValueError("--id-column: an ID names more than one row.")
-    view = ItemView(X_raw, names=names, ids=ids, image_shape=shape, image_paths=paths, texts=texts)
-    known = read_answered(args.constraints, n, ids) if args.constraints else None
+    view = ItemView(data.X, names=names, ids=ids, image_shape=shape, image_paths=paths, texts=texts)
+    known = data.constraints(args.constraints) if args.constraints else None
     est, _ = guiding_estimator(args, n, args.k or 2)
     selector = PairSelector(args.k, strategy=strategy, random_state=args.random_state).fit(X)
     k = int(selector.n_clusters_)

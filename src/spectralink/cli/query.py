@@ -16,7 +16,6 @@ from ._options import (
     common_parent,
     fit_estimator,
     guiding_estimator,
-    read_answered,
     read_table_args,
     scale_args,
 )
@@ -102,13 +101,14 @@ def run(args: argparse.Namespace) -> int:
     if args.n_pairs < 1:
         raise ValueError(f"--n-pairs must be >= 1, got {args.n_pairs}.")
     strategy = resolve_strategy(args.strategy)
-    X, _, ids = read_table_args(args)
-    X = scale_args(args, X)
+    data = read_table_args(args)
+    X = scale_args(args, data.X)
     n = X.shape[0]
-    if ids is not None and len(set(ids)) != n:
-        dup = next(str(v) for t, v in enumerate(ids) if v in ids[:t])
+    every = data.ids_read
+    if every is not None and len(set(every)) != len(every):
+        dup = next(str(v) for t, v in enumerate(every) if v in every[:t])
         raise ValueError(f"--id-column: the ID {dup!r} names more than one row.")
-    cons = read_answered(args.constraints, n, ids) if args.constraints else None
+    read, cons = data.constraints_read(args.constraints) if args.constraints else (None, None)
     est, params = guiding_estimator(args, n, 2)
     if args.interactive:
         report = ask_in_terminal(
@@ -120,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
             estimator=est,
             strategy=strategy,
             random_state=args.random_state,
-            ids=ids,
+            ids=data.row_names(),
         )
         kept = report.n_asked - report.n_skipped - len(report.dropped)
         where = f"saved in {out}" if kept else "nothing written"
@@ -137,17 +137,18 @@ def run(args: argparse.Namespace) -> int:
         strategy=strategy,
         random_state=args.random_state,
     )
-    known = cons is not None and len(cons) > 0
-    if known:  # the known pairs first: the answered file is then the whole set
-        new = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
-        kinds = ["ml"] * cons.n_must_link + ["cl"] * cons.n_cannot_link + [""] * len(new)
-        weights = np.r_[cons.weights, np.ones(len(new))] if cons.is_weighted else None
-        write_pairs_csv(out, np.vstack([cons.pairs, new]), kinds, weights, ids=ids)
+    # rows named as in the file (positions or IDs), also when --missing drop left rows out
+    new = data.to_file(pairs)
+    known = read is not None and len(read) > 0
+    if known:  # every known pair first (rows left out too): the answered file is the whole set
+        kinds = ["ml"] * read.n_must_link + ["cl"] * read.n_cannot_link + [""] * len(new)
+        weights = np.r_[read.weights, np.ones(len(new))] if read.is_weighted else None
+        write_pairs_csv(out, np.vstack([read.pairs, new]), kinds, weights, ids=every)
     else:
-        write_pairs_csv(out, pairs, ids=ids)
+        write_pairs_csv(out, new, ids=every)
     print(
         f"{len(pairs)} pair(s) chosen by '{strategy}' written to {out}"
-        + (f" below the {len(cons)} known pair(s)" if known else "")
+        + (f" below the {len(read)} known pair(s)" if known else "")
         + ": fill the empty kind cells with ml (same group) or cl (different groups)"
         + (f", then pass {out} alone to --constraints" if known else "")
     )

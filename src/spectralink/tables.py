@@ -1,0 +1,667 @@
+"""Feature tables as users have them: text and Parquet files turned into a float matrix.
+
+What real tables hold, and what happens to it:
+
+* a header row (also one of numeric names ``0,1,...`` as ``DataFrame.to_csv`` writes for an
+  array), columns chosen or dropped by name or position, an ID column kept aside;
+* **an index is never a feature**: an unnamed column, or one named like a pandas index
+  (``Unnamed: 0``, ``index``, ``level_0``), holding distinct integers is left out with a note
+  (it does not become the row ID by itself: rows stay named by their position, as in the
+  same table written with ``index=False``; ``--id-column`` names it explicitly);
+* **text columns** are left out with a note naming them, or one-hot encoded
+  (``categorical="encode"``); a text cell in a column of numbers is an error naming it;
+* **empty cells** (also ``nan``, ``NA``, ``N/A``, ``null``) in the feature columns are an
+  error (``missing="error"``) that counts them and names the options, or their rows are left
+  out (``"drop"``: :attr:`Table.rows` keeps the positions of the rows kept), or they are
+  filled with the column's mean (``"impute"``; the most frequent value of an encoded text
+  column).
+
+Messages point at the file's line and column (both 1-based). :func:`read_text_table` reads
+delimited text, :func:`read_parquet_table` Parquet (through pandas and pyarrow, the optional
+extra ``spectralink[parquet]``); :func:`describe_columns` is the one line saying which columns
+are used.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+import warnings
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from itertools import islice
+from os import PathLike
+from pathlib import Path
+
+import numpy as np
+
+from .utils import StrOptions, validate_params
+
+__all__ = [
+    "CATEGORICAL_CHOICES",
+    "HEADER_CHOICES",
+    "MISSING_CHOICES",
+    "Table",
+    "describe_columns",
+    "is_number",
+    "read_parquet_frame",
+    "read_parquet_table",
+    "read_text_table",
+]
+
+HEADER_CHOICES = ("auto", "yes", "no")
+#: What to do with empty cells in the feature columns (``--missing``).
+MISSING_CHOICES = ("error", "drop", "impute")
+#: What to do with text columns (``--categorical``): leave them out, or one-hot encode them.
+CATEGORICAL_CHOICES = ("drop", "encode")
+
+#: Cells read as missing (lower-cased): empty, and what pandas and R write for NaN / NA.
+_MISSING = frozenset({"", "nan", "na", "n/a", "null"})
+#: Column names pandas gives an index it writes or resets.
+_INDEX_NAME = re.compile(r"^(|Unnamed: \d+|index|level_0)$")
+#: Columns named in one line before it is shortened to the first and last few.
+_SHOWN = 8
+
+
+@dataclass
+class Table:
+    """Features read from a file, with what the reader decided on the way.
+
+    Attributes
+    ----------
+    X : ndarray of shape (n_rows, n_features)
+        The numeric features of the rows kept.
+    names : list of str
+        Column name of each feature (``"column J"`` when the file has no header; ``"col=value"``
+        for a one-hot encoded text column).
+    ids : ndarray of shape (n_rows,) or None
+        Values of the ID column for the rows kept, as strings, when one was asked for.
+    notes : list of str
+        Decisions worth telling the user (an index column, text columns, rows left out).
+    rows : ndarray of shape (n_rows,) or None
+        Positions (0-based, among the data rows read) of the rows kept; ``None`` when every
+        row was kept.
+    n_read : int
+        Data rows in the file.
+    ids_read : ndarray of shape (n_read,) or None
+        The ID of every data row read, the rows left out included.
+    left_out : list of str
+        The columns of the file that are not features, each with the reason (``"id (ID)"``).
+    n_columns : int
+        Columns in the file.
+    """
+
+    X: np.ndarray
+    names: list[str]
+    ids: np.ndarray | None = None
+    notes: list[str] = field(default_factory=list)
+    rows: np.ndarray | None = None
+    n_read: int = 0
+    ids_read: np.ndarray | None = None
+    left_out: list[str] = field(default_factory=list)
+    n_columns: int = 0
+
+
+def is_number(text: str) -> bool:
+    """Whether ``text`` reads as a float (``"3"``, ``"-1e5"``, ``"nan"``)."""
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _shorten(items: list[str], shown: int = _SHOWN) -> str:
+    """``a, b, c`` or, for many, the first and last few with the count between."""
+    if len(items) <= shown:
+        return ", ".join(items)
+    head, tail = items[: shown - 2], items[-2:]
+    return f"{', '.join(head)}, ... ({len(items) - shown} more), {', '.join(tail)}"
+
+
+def describe_columns(table: Table | None, n_features: int) -> str:
+    """One line naming the feature columns used and those left out (with why)."""
+    if table is None:
+        return f"features: all {n_features} columns of the array"
+    total = table.n_columns
+    line = f"features ({len(table.names)} columns): {_shorten(table.names)}"
+    if table.left_out:
+        line += f"; left out ({len(table.left_out)} of {total}): {_shorten(table.left_out)}"
+    return line
+
+
+# --------------------------------------------------------------------------- reading cells
+def _rows(path: Path, delimiter: str | None) -> Iterator[tuple[int, list[str]]]:
+    """Non-blank, non-comment rows with their 1-based line numbers."""
+    with open(path, newline="") as fh:
+        if delimiter is None:
+            for lineno, line in enumerate(fh, start=1):
+                if line.strip() and not line.lstrip().startswith("#"):
+                    yield lineno, line.split()
+            return
+        reader = csv.reader(fh, delimiter=delimiter)
+        for row in reader:
+            # reader.line_num is the line the row ends on (quoted fields may span lines)
+            cells = [c.strip() for c in row]
+            if not cells or all(c == "" for c in cells) or cells[0].startswith("#"):
+                continue
+            yield reader.line_num, cells
+
+
+def _fast_numeric(path: Path, delimiter: str | None, skiprows: int) -> np.ndarray | None:
+    """The whole table through NumPy's C parser, or None when it is not all finite numbers.
+
+    The common case (a clean numeric file) is read at ``np.loadtxt`` speed; anything
+    else falls back to the row reader, which locates the problem for the message.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "input contains no data": reported by the caller
+        try:
+            X = np.loadtxt(path, delimiter=delimiter, skiprows=skiprows, ndmin=2, comments="#")
+        except ValueError:
+            return None
+    return X if X.size and np.isfinite(X).all() else None
+
+
+def _is_numeric_header(first: list[str]) -> bool:
+    """``0,1,...,d-1`` exactly: the column names of a DataFrame built from an array."""
+    return [c.strip() for c in first] == [str(j) for j in range(len(first))]
+
+
+@dataclass
+class _Column:
+    """One column's cells parsed: numbers (NaN where missing or not a number), which cells
+    are missing, which hold text, and the cells themselves (for text columns)."""
+
+    values: np.ndarray
+    missing: np.ndarray
+    text: np.ndarray
+    cells: np.ndarray | None = None
+
+    @property
+    def is_text(self) -> bool:
+        """Most non-missing cells are not numbers (a few are typos in a column of numbers)."""
+        n_text = int(self.text.sum())
+        return n_text > 0 and 2 * n_text > int((~self.missing).sum())
+
+    def is_index(self) -> bool:
+        """Distinct integers in every row: what pandas writes as an index."""
+        v = self.values
+        if self.missing.any() or self.text.any() or len(v) < 2:
+            return False
+        return bool(np.all(v == np.round(v)) and len(np.unique(v)) == len(v))
+
+
+def _parse(cells: np.ndarray) -> _Column:
+    """Parse a column of text cells."""
+    cells = np.asarray(cells, dtype=str)
+    try:
+        values = cells.astype(np.float64)
+        return _Column(values, np.isnan(values), np.zeros(len(cells), bool))
+    except ValueError:
+        pass
+    values = np.full(len(cells), np.nan)
+    missing = np.zeros(len(cells), bool)
+    text = np.zeros(len(cells), bool)
+    for r, c in enumerate(cells):
+        if c.lower() in _MISSING:
+            missing[r] = True
+        else:
+            try:
+                values[r] = float(c)
+            except ValueError:
+                text[r] = True
+    missing |= np.isnan(values) & ~text
+    return _Column(values, missing, text, cells)
+
+
+def _numeric(values: np.ndarray) -> _Column:
+    """A column already numeric (Parquet, the fast path)."""
+    values = np.asarray(values, dtype=np.float64)
+    return _Column(values, np.isnan(values), np.zeros(len(values), bool))
+
+
+# --------------------------------------------------------------------------- columns
+def _resolve(spec: str, names: list[str] | None, n_cols: int, option: str) -> list[int]:
+    """``"a,b,3"`` -> 0-based column indices: a header name first, else a 1-based position."""
+    out = []
+    for token in (t.strip() for t in spec.split(",")):
+        if not token:
+            continue
+        if names is not None and token in names:
+            out.append(names.index(token))
+            continue
+        try:
+            pos = int(token)
+        except ValueError:
+            known = f"; the columns are {', '.join(map(repr, names))}" if names else ""
+            raise ValueError(f"{option}: no column named {token!r}{known}.") from None
+        if not 1 <= pos <= n_cols:
+            raise ValueError(
+                f"{option}: column position {pos} is out of range; positions run from 1 "
+                f"to {n_cols}."
+            )
+        out.append(pos - 1)
+    if not out:
+        raise ValueError(f"{option} is empty; give column names or 1-based positions.")
+    return out
+
+
+@dataclass
+class _Reading:
+    """What one read needs besides the cells: the options and how to name places."""
+
+    path: Path
+    names: list[str] | None
+    n_cols: int
+    where: Callable[[int], str]  # row position -> "line 5" / "row 4"
+    columns: str | None
+    drop: str | None
+    id_column: str | None
+    id_option: str
+    missing: str
+    categorical: str
+
+    def name(self, j: int) -> str:
+        return self.names[j] if self.names is not None and self.names[j] else f"column {j + 1}"
+
+    def label(self, j: int) -> str:
+        named = self.names is not None and self.names[j]
+        return f"column {j + 1}" + (f" ({self.names[j]!r})" if named else "")
+
+    def option_name(self, j: int) -> str:
+        """How ``--drop`` names column ``j``: its name, else its position."""
+        named = self.names is not None and self.names[j] and "," not in self.names[j]
+        return self.names[j] if named else str(j + 1)
+
+
+def _assemble(rd: _Reading, column: Callable[[int], _Column], n: int, ids_cells) -> Table:
+    """The table from its parsed columns: index, ID, text and missing cells decided."""
+    notes: list[str] = []
+    left_out: dict[int, str] = {}  # column -> "name (why)"
+    id_j = None
+    if rd.id_column is not None:
+        id_j = _resolve(rd.id_column, rd.names, rd.n_cols, rd.id_option)[0]
+        left_out[id_j] = f"{rd.name(id_j)} (ID)"
+    chosen = None
+    if rd.columns is not None:
+        chosen = list(dict.fromkeys(_resolve(rd.columns, rd.names, rd.n_cols, "--columns")))
+    dropped = set() if rd.drop is None else set(_resolve(rd.drop, rd.names, rd.n_cols, "--drop"))
+    keep = []
+    for j in range(rd.n_cols) if chosen is None else chosen:
+        if j == id_j:
+            continue
+        if j in dropped:
+            left_out[j] = f"{rd.name(j)} (--drop)"
+            continue
+        keep.append(j)
+    if chosen is not None:
+        for j in range(rd.n_cols):
+            if j not in chosen and j != id_j and j not in dropped:
+                left_out[j] = f"{rd.name(j)} (not in --columns)"
+    if not keep:
+        raise ValueError(f"{rd.path}: no feature columns are left to use.")
+
+    parsed = {j: column(j) for j in keep}
+    # an index written by pandas is never a feature, unless --columns names it
+    if chosen is None and rd.names is not None and rd.n_cols > 1:
+        for j in list(keep):
+            if _INDEX_NAME.match(rd.names[j]) and parsed[j].is_index():
+                keep.remove(j)
+                left_out[j] = f"{rd.name(j)} (index)"
+                what = "no name" if not rd.names[j] else f"named {rd.names[j]!r}"
+                notes.append(
+                    f"{rd.path}: {rd.label(j)} ({what}, distinct integers) is an index written "
+                    f"by pandas: not a feature (--id-column {j + 1} names the rows by it)"
+                )
+
+    text_cols = [j for j in keep if parsed[j].is_text]
+    for j in keep:  # a few text cells among numbers: typos to mend, not a text column
+        col = parsed[j]
+        if col.text.any() and j not in text_cols:
+            r = int(np.flatnonzero(col.text)[0])
+            raise ValueError(
+                f"{rd.path}: {rd.where(r)}, {rd.label(j)}: {str(col.cells[r])!r} is not a number "
+                f"(the column's other cells are); correct the cell, or leave the column out "
+                f"with --drop {rd.option_name(j)}."
+            )
+    encoded: dict[int, np.ndarray] = {}
+    if text_cols:
+        if chosen is not None and rd.categorical == "drop":
+            j = text_cols[0]
+            r = int(np.flatnonzero(parsed[j].text)[0])
+            raise ValueError(
+                f"{rd.path}: {rd.where(r)}, {rd.label(j)}: {str(parsed[j].cells[r])!r} is not a "
+                f"number: --columns names a text column; --categorical encode one-hot encodes "
+                f"it, or leave it out of --columns."
+            )
+        unique = {j: _text_levels(parsed[j]) for j in text_cols}
+        # one distinct value per row: a name or an ID, not a category
+        ids_like = [j for j in text_cols if len(unique[j]) == int((~parsed[j].missing).sum())]
+        if rd.categorical == "encode":
+            encoded = {j: unique[j] for j in text_cols if j not in ids_like}
+        plain = [j for j in text_cols if j not in encoded]
+        for j in plain:
+            left_out[j] = f"{rd.name(j)} (text)"
+        if plain:
+            hint = "--categorical encode one-hot encodes them" if rd.categorical == "drop" else ""
+            if ids_like and rd.id_column is None:
+                names = ", ".join(rd.option_name(j) for j in ids_like)
+                hint += ("; " if hint else "") + f"{names}: one value per row (--id-column?)"
+            notes.append(
+                f"{rd.path}: text column(s) left out of the features: "
+                f"{', '.join(rd.name(j) for j in plain)}" + (f" ({hint})" if hint else "")
+            )
+        keep = [j for j in keep if j not in plain]
+        if not keep:
+            raise ValueError(
+                f"{rd.path}: every column chosen holds text; features must be numbers "
+                "(--categorical encode one-hot encodes text columns)."
+            )
+        if encoded:
+            notes.append(
+                f"{rd.path}: text column(s) one-hot encoded: "
+                + ", ".join(f"{rd.name(j)} ({len(encoded[j])} values)" for j in encoded)
+            )
+
+    missing = np.column_stack([parsed[j].missing for j in keep])
+    for j in keep:  # infinities are errors whatever --missing says
+        col = parsed[j]
+        bad = np.flatnonzero(np.isinf(col.values))
+        if len(bad) and j not in encoded:
+            r = int(bad[0])
+            cell = str(col.cells[r]) if col.cells is not None else str(col.values[r])
+            raise ValueError(
+                f"{rd.path}: {rd.where(r)}, {rd.label(j)}: non-finite value {cell!r}; correct "
+                f"the cell, or leave the column out with --drop {rd.option_name(j)}."
+            )
+    rows = None
+    if missing.any():
+        rows, note = _missing(rd, keep, missing, encoded, n)
+        notes.append(note)
+    blocks, names = [], []
+    take = slice(None) if rows is None else rows
+    for j in keep:
+        col = parsed[j]
+        if j in encoded:
+            levels = encoded[j]
+            cells = np.char.strip(col.cells[take].astype(str))
+            if rd.missing == "impute":
+                known = ~col.missing[take]
+                values, counts = np.unique(cells[known], return_counts=True)
+                cells = np.where(known, cells, values[np.argmax(counts)])
+            blocks.append((cells[:, None] == levels[None, :]).astype(np.float64))
+            names += [f"{rd.name(j)}={v}" for v in levels]
+        else:
+            v = col.values[take].copy()
+            if rd.missing == "impute" and np.isnan(v).any():
+                v[np.isnan(v)] = np.nanmean(col.values)
+            blocks.append(v[:, None])
+            names.append(rd.name(j))
+    X = np.ascontiguousarray(np.hstack(blocks))
+    ids_read = None if id_j is None else np.asarray(ids_cells(id_j)).astype(str)
+    return Table(
+        X=X,
+        names=names,
+        ids=None if ids_read is None else ids_read[take],
+        notes=notes,
+        rows=rows,
+        n_read=n,
+        ids_read=ids_read,
+        left_out=[left_out[j] for j in sorted(left_out)],
+        n_columns=rd.n_cols,
+    )
+
+
+def _text_levels(col: _Column) -> np.ndarray:
+    """The distinct values of a text column (sorted), missing cells left out."""
+    return np.unique(np.char.strip(col.cells[~col.missing].astype(str)))
+
+
+def _missing(
+    rd: _Reading, keep: list[int], missing: np.ndarray, encoded: dict, n: int
+) -> tuple[np.ndarray | None, str]:
+    """``(rows kept or None, the note)`` for the empty cells ``missing`` of the features."""
+    counts = missing.sum(axis=0)
+    per_column = ", ".join(f"{rd.name(j)} {int(c)}" for j, c in zip(keep, counts, strict=True) if c)
+    bad_rows = np.flatnonzero(missing.any(axis=1))
+    if rd.missing == "error":
+        r = int(bad_rows[0])
+        j = keep[int(np.flatnonzero(missing[r])[0])]
+        fill = "the column's mean" + (" (a text column's most frequent value)" if encoded else "")
+        raise ValueError(
+            f"{rd.path}: {rd.where(r)}, {rd.label(j)}: an empty cell ({len(bad_rows)} of {n} "
+            f"rows have empty cells: {per_column}); --missing drop leaves those rows out, "
+            f"--missing impute fills the cells with {fill}, or --drop {rd.option_name(j)} "
+            "leaves the column out."
+        )
+    where = _shorten([rd.where(int(r)) for r in bad_rows], 6)
+    if rd.missing == "drop":
+        rows = np.flatnonzero(~missing.any(axis=1))
+        if len(rows) == 0:
+            raise ValueError(
+                f"{rd.path}: every row has an empty cell ({per_column}); --missing drop leaves "
+                "none to cluster (--drop the emptiest columns, or --missing impute)."
+            )
+        return rows, (
+            f"--missing drop: {len(bad_rows)} of {n} rows left out for empty cells "
+            f"({per_column}; {where})"
+        )
+    return None, (
+        f"--missing impute: {int(counts.sum())} empty cells filled with the column's mean"
+        + (" (text: the most frequent value)" if encoded else "")
+        + f" ({per_column})"
+    )
+
+
+# --------------------------------------------------------------------------- text files
+@validate_params(
+    {
+        "header": [StrOptions(set(HEADER_CHOICES))],
+        "missing": [StrOptions(set(MISSING_CHOICES))],
+        "categorical": [StrOptions(set(CATEGORICAL_CHOICES))],
+    },
+    prefer_skip_nested_validation=True,
+)
+def read_text_table(
+    path: str | PathLike,
+    delimiter: str | None,
+    *,
+    header: str = "auto",
+    columns: str | None = None,
+    drop: str | None = None,
+    id_column: str | None = None,
+    id_option: str = "--id-column",
+    missing: str = "error",
+    categorical: str = "drop",
+) -> Table:
+    """Read a delimited text file of features.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file.
+    delimiter : str or None
+        Field separator; ``None`` splits on any whitespace.
+    header : {"auto", "yes", "no"}, default="auto"
+        Whether the first row holds column names. ``"auto"`` takes it as a header when
+        one of its cells is not a number, or when it is exactly ``0,1,...,d-1`` (the
+        names pandas gives the columns of an array); ``"yes"``/``"no"`` decide.
+    columns : str, optional
+        Comma-separated columns to use, by header name or 1-based position.
+    drop : str, optional
+        Comma-separated columns to leave out, by header name or 1-based position.
+    id_column : str, optional
+        A column (name or 1-based position) of row identifiers, kept aside in
+        :attr:`Table.ids` and never used as a feature.
+    id_option : str, default="--id-column"
+        How messages name ``id_column`` (``compare`` reads its label column this way).
+    missing : {"error", "drop", "impute"}, default="error"
+        Empty cells in the feature columns: an error, their rows left out, or filled.
+    categorical : {"drop", "encode"}, default="drop"
+        Text columns: left out with a note, or one-hot encoded.
+
+    Returns
+    -------
+    table : Table
+
+    Notes
+    -----
+    An unnamed column, or one named like a pandas index (``Unnamed: 0``, ``index``), holding
+    distinct integers is an index, not a feature: it is left out and a note says so. Line
+    and column numbers in messages are the file's, 1-based.
+    """
+    path = Path(path)
+    head = list(islice(_rows(path, delimiter), 2))
+    if not head:
+        raise ValueError(f"{path}: holds no data rows.")
+    notes: list[str] = []
+    first = head[0][1]
+    if header == "auto":
+        has_header = not all(is_number(c) for c in first) or (
+            len(head) > 1 and _is_numeric_header(first)
+        )
+        if has_header and all(is_number(c) for c in first):
+            notes.append(
+                f"{path}: line {head[0][0]} (0,1,...,{len(first) - 1}) read as column "
+                "names; use --header no if it is data."
+            )
+    else:
+        has_header = header == "yes"
+    names = first if has_header else None
+    if has_header and len(head) < 2:
+        raise ValueError(f"{path}: holds no data rows (only a header).")
+    n_cols = len(first)
+
+    X = None
+    if id_column is None:
+        X = _fast_numeric(path, delimiter, head[0][0] if has_header else 0)
+        X = X if X is not None and X.shape[1] == n_cols else None
+    if X is not None:  # a clean numeric file: np.loadtxt's speed
+        rd = _Reading(
+            path, names, n_cols, lambda r: f"row {r + 1}", columns, drop, None, id_option,
+            missing, categorical,
+        )  # fmt: skip
+        table = _assemble(rd, lambda j: _numeric(X[:, j]), len(X), None)
+        table.notes[:0] = notes
+        return table
+
+    # the row reader: slower, but it knows each cell's line and column for the message
+    body = list(_rows(path, delimiter))[1 if has_header else 0 :]
+    for lineno, cells in body:
+        if len(cells) != n_cols:
+            raise ValueError(
+                f"{path}: line {lineno} has {len(cells)} fields, expected {n_cols}"
+                + (" (as in the header)." if names is not None else " (as on the first row).")
+            )
+    cells = np.array([c for _, c in body], dtype=object)
+    lines = [ln for ln, _ in body]
+    rd = _Reading(
+        path, names, n_cols, lambda r: f"line {lines[r]}", columns, drop, id_column, id_option,
+        missing, categorical,
+    )  # fmt: skip
+    table = _assemble(rd, lambda j: _parse(cells[:, j]), len(body), lambda j: cells[:, j])
+    table.notes[:0] = notes
+    return table
+
+
+# --------------------------------------------------------------------------- Parquet
+def _import_pandas_for_parquet(path: Path):
+    """pandas, when it and a Parquet engine are installed; else a message naming the extra."""
+    missing = []
+    try:
+        import pandas as pd
+    except ImportError:
+        pd = None
+        missing.append("pandas")
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        missing.append("pyarrow")
+    if missing:
+        raise ValueError(
+            f"{path}: reading Parquet needs {' and '.join(missing)}; install them with "
+            "pip install 'spectralink[parquet]'."
+        )
+    return pd
+
+
+def read_parquet_frame(path: str | PathLike):
+    """``(pandas, DataFrame)`` of a Parquet file; a bad file is one clear ``ValueError``."""
+    path = Path(path)
+    pd = _import_pandas_for_parquet(path)
+    try:
+        df = pd.read_parquet(path, engine="pyarrow")
+    except Exception as exc:  # pyarrow raises its own types for every kind of bad file
+        raise ValueError(
+            f"{path}: not a readable Parquet file ({' '.join(str(exc).split())})"
+        ) from None
+    return pd, df
+
+
+@validate_params(
+    {
+        "missing": [StrOptions(set(MISSING_CHOICES))],
+        "categorical": [StrOptions(set(CATEGORICAL_CHOICES))],
+    },
+    prefer_skip_nested_validation=True,
+)
+def read_parquet_table(
+    path: str | PathLike,
+    *,
+    columns: str | None = None,
+    drop: str | None = None,
+    id_column: str | None = None,
+    missing: str = "error",
+    categorical: str = "drop",
+) -> Table:
+    """Read a Parquet file of features (through pandas and pyarrow).
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file.
+    columns, drop, id_column, missing, categorical
+        As in :func:`read_text_table`: columns by name or 1-based position.
+
+    Returns
+    -------
+    table : Table
+
+    Notes
+    -----
+    A DataFrame's index saved in the file is not a feature: a named one (``id`` after
+    ``df.set_index("id")``) becomes a column, first, that ``--id-column`` can name; an
+    unnamed one is left out. Rows in messages are 1-based.
+    """
+    path = Path(path)
+    pd, df = read_parquet_frame(path)
+    notes: list[str] = []
+    if not isinstance(df.index, pd.RangeIndex) or not df.index.equals(pd.RangeIndex(len(df))):
+        named = [str(name) for name in df.index.names if name is not None]
+        if named:
+            df = df.reset_index()
+            notes.append(
+                f"{path}: the saved index ({', '.join(named)}) is read as the first "
+                "column(s); name it with --id-column or leave it out with --drop."
+            )
+        else:
+            notes.append(f"{path}: the saved (unnamed) index is not used as a feature.")
+    if len(df) == 0 or df.shape[1] == 0:
+        raise ValueError(f"{path}: holds no data rows.")
+    names = [str(c) for c in df.columns]
+
+    def column(j: int) -> _Column:
+        col = df.iloc[:, j]
+        if pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col):
+            return _numeric(col.to_numpy(dtype=np.float64, na_value=np.nan))
+        cells = np.array(["" if m else str(v) for v, m in zip(col, col.isna(), strict=True)])
+        return _parse(cells)
+
+    rd = _Reading(
+        path, names, len(names), lambda r: f"row {r + 1}", columns, drop, id_column,
+        "--id-column", missing, categorical,
+    )  # fmt: skip
+    table = _assemble(rd, column, len(df), lambda j: df.iloc[:, j].astype(str).to_numpy())
+    table.notes[:0] = notes
+    return table
