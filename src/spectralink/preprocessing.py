@@ -31,6 +31,7 @@ __all__ = [
     "missing_value_hint",
     "resolve_scale",
     "scale_features",
+    "scale_line",
     "spread_note",
 ]
 
@@ -45,9 +46,12 @@ SCALES = ("auto", "none", "standard", "robust")
 DEFAULT_SCALE = "auto"
 
 #: Column spreads "differ" when the widest column's standard deviation is more than this
-#: many times the median column's (constant columns left out). Pixel data stays well below
-#: it and tables of mixed units far above (the ratios measured: ``docs/results/scaling.md``).
-SPREAD_FACTOR = 10.0
+#: many times the median column's (constant columns left out). Measured
+#: (``benchmarks/bench_scale_default.py``, ``docs/results/scaling.md``): every set better
+#: raw is at most 2.7 (pixel data 1.2-2.4, iris 2.2, segmentation 2.7), every table better
+#: standardised at least 3.4 (mixed units 388 and more; columns in one unit that differ in
+#: spread, 3.4 to 19); 3 lies between them.
+SPREAD_FACTOR = 3.0
 
 
 def column_spread_ratio(X: ArrayLike) -> float:
@@ -107,9 +111,34 @@ def spread_note(X: ArrayLike, scale: str, *, option: str = "--scale") -> str | N
     )
 
 
+def scale_line(scale: str, used: str, ratio: float) -> str:
+    """The one line saying what ``--scale scale`` did (``used``: the scaler it resolved to)
+    to features whose :func:`column_spread_ratio` is ``ratio``."""
+    spread = f"the widest column's spread is {ratio:.1f} times the median column's"
+    what = {"none": "used as given", "standard": "standardised", "robust": "robust-scaled"}[used]
+    if scale == "auto":
+        if used == "none":
+            return (
+                f"features {what} (--scale auto: {spread}, at most {SPREAD_FACTOR:g}x); "
+                "--scale standard standardises them"
+            )
+        return (
+            f"features {what} (--scale auto: {spread}, more than {SPREAD_FACTOR:g}x); "
+            "--scale none keeps them as given"
+        )
+    if used == "none" and ratio > SPREAD_FACTOR:
+        return (
+            f"features {what} (--scale none), and {spread} (more than {SPREAD_FACTOR:g}x): "
+            "distances follow the widest columns; --scale standard (or robust) puts the "
+            "columns in comparable units"
+        )
+    return f"features {what} (--scale {scale})"
+
+
 def missing_value_hint(column: str) -> str:
-    """What a missing or non-finite feature value in ``column`` can become: the row removed,
-    the value imputed, or the column left out (the ``--drop`` option)."""
+    """What a missing or non-finite numeric feature value in ``column`` (of an array, where
+    ``--missing`` does not apply) can become: the row removed, the value imputed, or the
+    column left out (the ``--drop`` option of tables)."""
     return (
         "remove that row, fill the value in (impute it, e.g. with the column's mean: "
         "sklearn.impute.SimpleImputer or pandas fillna), or leave the whole column out with "

@@ -131,25 +131,17 @@ def add_scale_option(p: argparse.ArgumentParser) -> None:
         help="scale the feature columns first: 'standard' (zero mean, unit variance), "
         "'robust' (median, interquartile range), 'none' (as given), 'auto': standard when "
         f"the widest column's standard deviation is more than {SPREAD_FACTOR:g} times the "
-        f"median column's, else none (default: {DEFAULT_SCALE})",
+        f"median column's, else none (default: {DEFAULT_SCALE}; one line says which)",
     )
 
 
 def scale_args(args: argparse.Namespace, X: np.ndarray) -> np.ndarray:
-    """``X`` scaled as ``args.scale`` says; one note says what ``auto`` did, or that the
-    unscaled columns differ in spread."""
-    from ..preprocessing import column_spread_ratio, scale_features, spread_note
+    """``X`` scaled as ``args.scale`` says; one note says what was done (and, unscaled, when
+    the columns differ in spread)."""
+    from ..preprocessing import column_spread_ratio, scale_features, scale_line
 
-    ratio = column_spread_ratio(X)
     scaled, used = scale_features(X, args.scale)
-    if args.scale == "auto" and used != "none":
-        note(
-            f"features standardised (--scale auto: the widest column's spread is {ratio:.0f} "
-            "times the median column's); --scale none keeps them as given"
-        )
-    text = spread_note(X, used)
-    if text is not None:
-        note(text)
+    note(scale_line(args.scale, used, column_spread_ratio(X)))
     return scaled
 
 
