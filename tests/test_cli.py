@@ -151,7 +151,7 @@ def test_cluster_k_auto_chooses_k_and_draws_the_scan(capsys, tmp_path, iris_file
     )  # fmt: skip
     assert code == 0, err
     assert "auto: 150 points, k=3 (chosen)" in stdout
-    assert "chose      k=3 (of 2-10, held-out kappa" in stdout
+    assert "chose      k=3 (of 2-10): " in stdout
     assert scan_png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     # k auto is Auto's: another method needs k; and a bad k is one clean line
     code, _, err = run(capsys, "cluster", d / "X.npy", "-k", "auto", "-o", out)

@@ -66,6 +66,27 @@ def _subset(cons: Constraints, index) -> Constraints:
 
 
 # --------------------------------------------------------------------------- folds
+def test_k_scan_line_says_why_a_k_other_than_the_best_is_kept():
+    from spectralink.model_selection import KScan
+
+    ks = np.arange(2, 7)
+    scores = np.array([0.70, 0.72, 0.60, 0.50, 0.40])
+    tied = np.array([True, True, False, False, False])
+    se = np.array([0.03, 0.0, 0.05, 0.06, 0.07])
+    gaps = np.array([0.1, 0.2, 0.05, 0.01, 0.01])
+    smallest = KScan(2, "pairs", ks, scores, se, gaps, tied, "smallest").describe()
+    assert smallest == (
+        "k=2 (of 2-6): held-out kappa 0.700, within one standard error (0.030) of the best, "
+        "0.720 at k=3; 2 k are that close and the smallest of them is kept"
+    )
+    by_gap = KScan(2, "pairs", ks, scores, se, gaps, tied, "eigengap").describe()
+    assert by_gap.endswith("the eigengap chose among them")
+    best = KScan(3, "pairs", ks, scores, se, gaps, tied, "eigengap").describe()
+    assert best == (
+        "k=3 (of 2-6): the best held-out kappa, 0.720; 1 other k within one standard error of it"
+    )
+
+
 def test_folds_hold_out_each_pair_once_and_never_an_implied_one():
     # many pairs on few points: the closure implies a lot, so pairs do get moved
     y = np.repeat([0, 1, 2], 10)
@@ -711,7 +732,8 @@ def test_scan_n_clusters_finds_separated_blobs_and_reports_every_k():
     # the chosen k is tied with the best, and scores are kappas (at most 1)
     assert scan.tied[scan.ks == 4][0] and np.all(scan.scores <= 1.0)
     assert scan.std_errors[np.argmax(scan.scores)] == 0.0
-    assert "k=4 (of 2-8, held-out kappa" in scan.describe()
+    assert scan.describe().startswith("k=4 (of 2-8): ")
+    assert "held-out kappa" in scan.describe()
     again = scan_n_clusters(W, cons, (2, 8), random_state=0)
     assert np.array_equal(scan.scores, again.scores)  # seeded
     # one kind of pair alone cannot tell k: the eigengap decides, and says so
@@ -780,7 +802,7 @@ def test_auto_chooses_k_from_the_pairs_or_the_eigengap():
     auto.fit(X, constraints=cons)
     assert auto.n_clusters_ == 4 == len(np.unique(auto.labels_))
     assert auto.k_scan_.n_clusters == 4 and set(auto.k_scores_) == set(range(2, 12))
-    assert auto.describe().startswith("k=4 (of 2-11, held-out kappa")
+    assert auto.describe().startswith("k=4 (of 2-11): ")
     # given k: no scan
     fixed = Auto(4, methods=["ccskl"], sigmas=None, cv=3, n_repeats=1, random_state=0)
     assert fixed.fit(X, constraints=cons).k_scan_ is None and fixed.n_clusters_ == 4

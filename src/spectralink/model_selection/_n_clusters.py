@@ -244,19 +244,30 @@ class KScan:
         return dict(zip(self.ks.tolist(), self.scores.tolist(), strict=True))
 
     def describe(self) -> str:
-        """One phrase: the k chosen, of which range, by what and how clearly."""
+        """One phrase: the k chosen, of which range, by what and how clearly; when a k other
+        than the best-scoring one is kept, why (the scores were within one standard error,
+        and which tie rule chose)."""
         lo, hi = int(self.ks[0]), int(self.ks[-1])
         if self.rule == "eigengap":
             return f"k={self.n_clusters} (of {lo}-{hi}, by the eigengap: no pairs of both kinds)"
-        ties = int(self.tied.sum()) - 1
+        chosen = self.score_of(self.n_clusters)
         best = int(self.ks[np.argmax(self.scores)])
-        how = "" if best == self.n_clusters else f"; best score at k={best}"
-        if ties and self.tie_rule == "eigengap":
-            how += "; the eigengap chose among them"
+        ties = int(self.tied.sum()) - 1
+        if best == self.n_clusters:
+            close = f"; {ties} other k within one standard error of it" if ties else ""
+            return (
+                f"k={self.n_clusters} (of {lo}-{hi}): the best held-out kappa, {chosen:.3f}{close}"
+            )
+        se = float(self.std_errors[np.flatnonzero(self.ks == self.n_clusters)[0]])
+        why = (
+            "the eigengap chose among them"
+            if self.tie_rule == "eigengap"
+            else "the smallest of them is kept"
+        )
         return (
-            f"k={self.n_clusters} (of {lo}-{hi}, held-out kappa "
-            f"{self.score_of(self.n_clusters):.3f}, {ties} other k within one standard "
-            f"error{how})"
+            f"k={self.n_clusters} (of {lo}-{hi}): held-out kappa {chosen:.3f}, within one "
+            f"standard error ({se:.3f}) of the best, {self.score_of(best):.3f} at k={best}; "
+            f"{ties + 1} k are that close and {why}"
         )
 
 
