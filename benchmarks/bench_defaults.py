@@ -143,8 +143,10 @@ def run(args) -> None:
         plans = [("pairs", PAIR_METHODS, args.counts)]
         if not args.pairs_only:
             plans.append(("labeled", LABELED_METHODS, [c * k for c in args.per_class]))
+        # methods named beyond both lists (auto) run in every protocol
+        extra = sorted(args.methods - set(PAIR_METHODS) - set(LABELED_METHODS))
         for protocol, names, counts in plans:
-            methods = methods_for([m for m in names if m in args.methods], X, y)
+            methods = methods_for([m for m in names if m in args.methods] + extra, X, y)
             if not methods:
                 continue
             # the guard each fit runs with (None for the methods without one)

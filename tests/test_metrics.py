@@ -148,13 +148,31 @@ def test_partition_diagnostics():
     giant = np.zeros(300, dtype=int)
     giant[:2] = [1, 2]  # one giant cluster and two singletons: the SL collapse
     problems = partition_diagnostics(giant, cons, 3)
-    assert any("fewer than 3 points" in p for p in problems)
+    assert any("under 3 points" in p for p in problems)
     assert any("violates" in p for p in problems)
     assert "2 cluster(s) where 3" in partition_diagnostics(np.repeat([0, 1], 150), cons, 3)[0]
     # violations are only checked for methods that use the constraints
     shuffled = np.random.RandomState(0).permutation(y)
     assert any("violates" in p for p in partition_diagnostics(shuffled, cons, 3))
     assert partition_diagnostics(shuffled, cons, 3, check_violations=False) == []
+
+
+def test_constraints_not_followed():
+    from spectralink.metrics import constraints_not_followed
+
+    y = np.repeat([0, 1, 2], 100)
+    cons = Constraints.from_labels(y, 200, random_state=0)
+    # against NCut's count: only more violations than ignoring the pairs is flagged
+    assert constraints_not_followed("M", 5, 5, y, cons) is None
+    text = constraints_not_followed("M", 6, 5, y, cons)
+    assert "more than NCut's" in text and text.endswith("whether to use them.")
+    assert "\n" not in text and len(text) <= 200
+    # without it, against chance: the true partition is fine, a shuffled one is flagged
+    assert constraints_not_followed("M", 0, None, y, cons) is None
+    shuffled = np.random.RandomState(0).permutation(y)
+    n_shuffled = int(cons.violated(shuffled).sum())
+    assert "unrelated" in constraints_not_followed("M", n_shuffled, None, shuffled, cons)
+    assert constraints_not_followed("M", n_shuffled, None, shuffled, cons, hint="").endswith("%.")
 
 
 def test_clearly_fewer_violations():

@@ -351,6 +351,7 @@ def run_protocol(
                         rec.update(dict.fromkeys(METRICS[:-1], math.nan))
                         rec.update(n_found=0, smallest=0)
                     rec.update(fields)
+                    rec.setdefault("warning_kinds", "")  # a fit function of an older form
                     records.append({f: rec[f] for f in RECORD_FIELDS})
                     if on_record is not None:
                         on_record(records[-1])
