@@ -139,3 +139,14 @@ def test_query_with_rows_left_out_names_rows_as_the_file_does(capsys, tmp_path):
     asked = np.loadtxt(tmp_path / "ask.csv", delimiter=",", skiprows=1, usecols=(0, 1), dtype=int)
     assert not np.isin(asked, holes).any()  # positions in the file, never a row left out
     assert asked.max() >= 60 - len(holes) or len(asked) == 15
+
+
+def test_warnings_are_one_line_without_a_library_path(capsys, tmp_path):
+    # three far-apart blobs: the graph falls apart, and the library warns about it
+    X, _ = make_blobs(n_samples=90, centers=3, cluster_std=0.05, random_state=0)
+    np.savetxt(tmp_path / "b.csv", X, delimiter=",", header="a,b", comments="")
+    code, _, err = run(capsys, "cluster", tmp_path / "b.csv", "-k", 3, "-o", tmp_path / "o.csv")
+    assert code == 0, err
+    warned = [line for line in err.splitlines() if "warning" in line.lower()]
+    assert warned and all(line.startswith("spectralink: warning: ") for line in warned)
+    assert ".py:" not in err and "Warning:" not in err

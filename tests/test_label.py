@@ -162,11 +162,15 @@ def test_item_views(blobs):
 
 
 # ---------------------------------------------------------------------- the HTTP API
-def _app(tmp_path, X, *, known=None, n_queries=None, paths=None, estimator=None, processes=False):
+def _app(
+    tmp_path, X, *, known=None, n_queries=None, paths=None, estimator=None, processes=False,
+    ids=None,
+):  # fmt: skip
     sel = PairSelector(4, random_state=0).fit(X)
-    log = AnswerLog(tmp_path / "answers.csv", len(X))
+    log = AnswerLog(tmp_path / "answers.csv", len(X), ids)
     session = LabelSession(
-        X, sel, log, ItemView(X, image_paths=paths), constraints=known, n_queries=n_queries,
+        X, sel, log, ItemView(X, image_paths=paths, ids=ids), constraints=known,
+        n_queries=n_queries,
         estimator=estimator, preview=CCSKL(4, random_state=0), batch_size=5,
         processes=processes,
     )  # fmt: skip
@@ -205,9 +209,21 @@ def test_api_answers_are_on_disk_at_once_and_undo(tmp_path, blobs):
     assert rows[3].endswith(",")  # the skip: an empty kind
     last = rows[-1].split(",")[:2]
     r = client.post("/api/undo", headers=H, **HOST).get_json()
-    assert r["undone"] == [int(v) for v in last] and r["n_answered"] == 6
+    assert r["undone"] == last and r["n_answered"] == 6
+    assert r["undone_index"] == [int(v) for v in last]
     assert len(path.read_text().splitlines()) == 7
     assert [it["index"] for it in r["pending"]["items"]] == [int(v) for v in last]
+
+
+def test_undo_names_the_rows_by_their_ids(tmp_path, blobs):
+    X, _ = blobs
+    ids = [f"row-{t}" for t in range(len(X))]
+    session, client = _app(tmp_path, X, ids=ids)
+    state = client.get("/api/state", headers=H, **HOST).get_json()
+    i, j = (it["index"] for it in state["pending"]["items"])
+    client.post("/api/answer", json={"pair": [i, j], "answer": "same"}, headers=H, **HOST)
+    r = client.post("/api/undo", headers=H, **HOST).get_json()
+    assert r["undone"] == [ids[i], ids[j]] and r["undone_index"] == [i, j]
 
 
 def test_api_refuses_a_stale_or_malformed_answer(tmp_path, blobs):

@@ -93,7 +93,10 @@ def create_app(session: LabelSession, token: str, port: int | None = None):
     def undo():
         pair = session.undo()
         out = session.state()
-        out["undone"] = None if pair is None else list(pair)
+        # the page names the rows as the answers file does: by ID when the data has them
+        ids = session.view.ids
+        out["undone"] = None if pair is None else [str(t) if ids is None else ids[t] for t in pair]
+        out["undone_index"] = None if pair is None else [int(t) for t in pair]
         return jsonify(out)
 
     @app.get("/api/layout")
