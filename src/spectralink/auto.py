@@ -37,6 +37,7 @@ from .exceptions import (
     ConstraintsViolatedWarning,
     DegeneratePartitionWarning,
     ModelSelectionWarning,
+    one_line,
 )
 from .methods import ConstrainedFitMixin
 from .model_selection import (
@@ -423,8 +424,10 @@ class Auto(ConstrainedFitMixin):
                 search.fit(X_search, constraints=cons_search)
         except UnfoldableConstraintsError as exc:
             warnings.warn(
-                f"Auto cannot cross-validate these constraints ({exc}); fitted "
-                f"{FALLBACK_METHOD.upper()} at its defaults without model selection.",
+                one_line(
+                    f"Auto cannot cross-validate these constraints ({exc}); fitted "
+                    f"{FALLBACK_METHOD.upper()} at its defaults without model selection."
+                ),
                 ModelSelectionWarning,
                 stacklevel=3,
             )
@@ -447,8 +450,10 @@ class Auto(ConstrainedFitMixin):
                 raise
             name = method_name(results["params"][index]["estimator"])
             warnings.warn(
-                f"Auto's choice {name} failed on all the constraints "
-                f"({type(exc).__name__}: {exc}); fitted NCut, the reference, instead.",
+                one_line(
+                    f"Auto's choice {name} failed on all the constraints ({type(exc).__name__}: "
+                    f"{exc}); fitted NCut instead."
+                ),
                 ModelSelectionWarning,
                 stacklevel=3,
             )

@@ -20,7 +20,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike
 from scipy.sparse.csgraph import connected_components
 
-from .exceptions import DisconnectedGraphWarning
+from .exceptions import DisconnectedGraphWarning, one_line
 from .neighbors import ANN_THRESHOLD, kneighbors
 
 __all__ = [
@@ -258,10 +258,10 @@ def check_connectivity(
         else:
             more = f", more than the {n_clusters} clusters asked for" if n_clusters else ""
             message = (
-                f"{found}{more}; the spectral embedding keeps the components apart "
-                "(eigenvalue 0 is repeated). Increase n_neighbors or sigma to connect it."
+                f"{found}{more}; the embedding keeps them apart: increase n_neighbors or "
+                "sigma to connect it."
             )
-        warnings.warn(message, DisconnectedGraphWarning, stacklevel=3)
+        warnings.warn(one_line(message), DisconnectedGraphWarning, stacklevel=3)
     return n_comp, labels
 
 

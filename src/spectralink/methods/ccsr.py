@@ -408,9 +408,8 @@ class CCSR(EigenvectorRefitMixin, ConstrainedClusteringMixin):
         if not res.converged:
             warnings.warn(
                 f"CCSR: the PSD least-squares solver stopped after {res.n_iter} iterations "
-                f"without a KKT certificate (min eigenvalue of the gradient "
-                f"{res.kkt['grad_min_eig']:.2e}, scale {res.kkt['scale']:.2e}); the "
-                "embedding is likely degenerate (nearly disconnected graph).",
+                f"without a KKT certificate (gradient min eigenvalue "
+                f"{res.kkt['grad_min_eig']:.1e}); the embedding may be degenerate.",
                 ConvergenceWarning,
                 stacklevel=4,
             )

@@ -30,6 +30,7 @@ from ..constraints import (
     as_constraints,
     split_constraints,
 )
+from ..exceptions import one_line
 from ..parallel import n_threads
 from ..progress import PROGRESS_DELAY
 from ..spectral import shared_eigenvectors
@@ -432,8 +433,10 @@ class ConstraintSearchCV(BaseEstimator):
             raise ValueError(f"all {len(all_out)} fits failed; the first error was: {errors[0]}")
         if errors:
             warnings.warn(
-                f"{len(errors)} of {len(all_out)} fits failed and were scored "
-                f"error_score={self.error_score!r}; the first error was: {errors[0]}",
+                one_line(
+                    f"{len(errors)} of {len(all_out)} fits failed and were scored "
+                    f"error_score={self.error_score!r}; the first error was: {errors[0]}"
+                ),
                 FitFailedWarning,
                 stacklevel=2,
             )
