@@ -194,12 +194,11 @@ class _Column:
 
 def _parse(cells: np.ndarray) -> _Column:
     """Parse a column of text cells."""
-    cells = np.asarray(cells, dtype=str)
-    try:
-        values = cells.astype(np.float64)
-        return _Column(values, np.isnan(values), np.zeros(len(cells), bool))
+    try:  # the common case, straight from the cells (no copy as text first)
+        values = np.asarray(cells).astype(np.float64)
+        return _Column(values, np.isnan(values), np.zeros(len(values), bool))
     except ValueError:
-        pass
+        cells = np.asarray(cells, dtype=str)
     values = np.full(len(cells), np.nan)
     missing = np.zeros(len(cells), bool)
     text = np.zeros(len(cells), bool)
@@ -379,8 +378,12 @@ def _assemble(rd: _Reading, column: Callable[[int], _Column], n: int, ids_cells)
     if missing.any():
         rows, note = _missing(rd, keep, missing, encoded, n)
         notes.append(note)
-    blocks, names = [], []
+    names: list[str] = []
+    for j in keep:
+        names += [f"{rd.name(j)}={v}" for v in encoded[j]] if j in encoded else [rd.name(j)]
     take = slice(None) if rows is None else rows
+    X = np.empty((n if rows is None else len(rows), len(names)))
+    at = 0
     for j in keep:
         col = parsed[j]
         if j in encoded:
@@ -390,15 +393,14 @@ def _assemble(rd: _Reading, column: Callable[[int], _Column], n: int, ids_cells)
                 known = ~col.missing[take]
                 values, counts = np.unique(cells[known], return_counts=True)
                 cells = np.where(known, cells, values[np.argmax(counts)])
-            blocks.append((cells[:, None] == levels[None, :]).astype(np.float64))
-            names += [f"{rd.name(j)}={v}" for v in levels]
+            X[:, at : at + len(levels)] = cells[:, None] == levels[None, :]
+            at += len(levels)
         else:
-            v = col.values[take].copy()
-            if rd.missing == "impute" and np.isnan(v).any():
-                v[np.isnan(v)] = np.nanmean(col.values)
-            blocks.append(v[:, None])
-            names.append(rd.name(j))
-    X = np.ascontiguousarray(np.hstack(blocks))
+            X[:, at] = col.values[take]
+            if rd.missing == "impute":
+                hole = np.isnan(X[:, at])
+                X[hole, at] = np.nanmean(col.values)
+            at += 1
     ids_read = None if id_j is None else np.asarray(ids_cells(id_j)).astype(str)
     return Table(
         X=X,
