@@ -1,14 +1,14 @@
-"""What one more candidate costs Auto: its time at the defaults and with k-way COSC at a
-larger neighbourhood added, in the same run, against NCut on the same data.
+"""What `Auto` costs against what a user would otherwise do: try each method once by hand.
 
-Segmentation at 400 pairs misses criterion (b) of the model-selection results by a
-margin that COSC with ``n_neighbors=20`` among Auto's candidates would close; this prints
-what that candidate costs on the everyday-speed draw (one draw of 400 pairs, the timing
-draw of ``benchmarks.bench_model_selection``). Run it alone on the machine, e.g.::
+For each dataset, one draw of random pairs (400 by default), in one run: NCut alone; "by
+hand", one fit at its defaults (its paper's method) of every method in Auto's menu for that
+size plus NCut, summed, with each one's error; and ``Auto`` at its defaults, with its error,
+its choice and its time as a multiple of both. Run it with nothing else on the machine
+(the ratios are within one run)::
 
-    OMP_NUM_THREADS=1 python -m benchmarks.bench_auto_cost --dataset digits --n-jobs 2
+    OMP_NUM_THREADS=1 python -m benchmarks.bench_auto_cost --datasets iris,wine,digits,usps
 
-Results: ``docs/results/model_selection/README.md`` (the *cost* run).
+Wine and breast cancer are standardised (columns in different units).
 """
 
 from __future__ import annotations
@@ -19,53 +19,57 @@ import time
 import warnings
 
 import numpy as np
+from sklearn.preprocessing import StandardScaler
 
-from benchmarks._model_selection import TIMING_COUNT, load_dataset
-from spectralink import COSC, Auto, Constraints, NCut
+from spectralink import Auto, Constraints, NCut
 from spectralink.auto import default_methods
-from spectralink.experiments import cell_seed
+from spectralink.datasets import load
+from spectralink.metrics import clustering_error
+from spectralink.registry import get_method
+
+STANDARDISE = {"wine", "breast_cancer", "segmentation"}
+
+
+def timed(fit):
+    t0 = time.perf_counter()
+    model = fit()
+    return model, time.perf_counter() - t0
+
+
+def one_dataset(name: str, n_pairs: int, seed: int) -> None:
+    X, y = load(name)
+    if name in STANDARDISE:
+        X = StandardScaler().fit_transform(X)
+    k = len(np.unique(y))
+    cons = Constraints.from_labels(y, n_pairs, random_state=seed)
+    ncut, t_ncut = timed(lambda: NCut(k, random_state=seed).fit(X))
+    by_hand, errors = t_ncut, {"ncut": clustering_error(y, ncut.labels_)}
+    for m in default_methods(len(y), k):
+        est, t = timed(lambda m=m: get_method(m)(k, random_state=seed).fit(X, constraints=cons))
+        by_hand += t
+        errors[m] = clustering_error(y, est.labels_)
+    auto, t_auto = timed(lambda: Auto(k, random_state=seed, verbose=0).fit(X, constraints=cons))
+    menu = ", ".join(f"{m} {e:.3f}" for m, e in errors.items())
+    print(f"\n{name} (n = {len(y):,}, k = {k}), {n_pairs} pairs, seed {seed}")
+    print(f"  NCut {t_ncut:.2f} s; by hand {by_hand:.2f} s (errors: {menu})")
+    print(
+        f"  Auto {t_auto:.1f} s = {t_auto / by_hand:.2f}x by hand = {t_auto / t_ncut:.0f}x NCut; "
+        f"error {clustering_error(y, auto.labels_):.3f}, chose {auto.best_method_}"
+        f" {auto.best_params_ or ''}"
+    )
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--dataset", default="digits")
-    p.add_argument("--n-jobs", type=int, default=2)
-    p.add_argument("--n-neighbors", type=int, default=20, help="the added COSC's graph")
+    p.add_argument("--datasets", default="iris,wine,digits,usps")
+    p.add_argument("--pairs", type=int, default=400)
+    p.add_argument("--seed", type=int, default=0)
     args = p.parse_args()
-
-    X, y = load_dataset(args.dataset)
-    k = len(np.unique(y))
-    seed = cell_seed(0, TIMING_COUNT, 0)
-    cons = Constraints.from_labels(y, TIMING_COUNT, random_state=seed)
     print(f"load average before: {os.getloadavg()}", flush=True)
     warnings.simplefilter("ignore")
-    t0 = time.perf_counter()
-    NCut(k, random_state=seed).fit(X)
-    t_ncut = time.perf_counter() - t0
-    runs = {
-        "defaults": None,
-        f"+ cosc n_neighbors={args.n_neighbors}": default_methods(len(y), k)
-        + [COSC(k, n_neighbors=args.n_neighbors, guard=None)],
-    }
-    times = {}
-    for name, methods in runs.items():
-        t0 = time.perf_counter()
-        auto = Auto(
-            k,
-            guard=None,
-            methods=methods,
-            search="exhaustive",
-            random_state=seed,
-            n_jobs=args.n_jobs,
-        )
-        auto.fit(X, constraints=cons)
-        times[name] = time.perf_counter() - t0
-        n_cand = len(auto.search_.cv_results_["params"])
-        print(f"{args.dataset} {name}: Auto {times[name]:.1f} s ({times[name] / t_ncut:.0f} x "
-              f"NCut's {t_ncut:.2f} s), {n_cand} candidates, chose {auto.best_method_} "
-              f"{auto.best_params_}", flush=True)  # fmt: skip
-    base, extra = times.values()
-    print(f"ratio with / without: {extra / base:.2f}; load average after: {os.getloadavg()}")
+    for name in args.datasets.split(","):
+        one_dataset(name, args.pairs, args.seed)
+    print(f"\nload average after: {os.getloadavg()}")
 
 
 if __name__ == "__main__":

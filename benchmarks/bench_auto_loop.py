@@ -51,9 +51,7 @@ def main() -> None:
     print(f"load average before: {os.getloadavg()}", flush=True)
     warnings.simplefilter("ignore")
     cons = Constraints.from_labels(y, args.pairs, random_state=args.seed)
-    t_auto, auto = timed(
-        lambda: Auto(k, guard=None, random_state=args.seed).fit(X, constraints=cons)
-    )
+    t_auto, auto = timed(lambda: Auto(k, random_state=args.seed).fit(X, constraints=cons))
     winner = auto.search_.candidate(auto.best_index_)
     t_win, _ = timed(lambda: winner.fit(X, constraints=cons))
     t_ncut, _ = timed(lambda: NCut(k, random_state=args.seed).fit(X))
@@ -72,9 +70,7 @@ def main() -> None:
               f"({t_auto / t_win:.1f}x); NCut {t_ncut:.2f} s")  # fmt: skip
         return
     t_loop, res = timed(
-        lambda: learn(
-            Auto(k, guard=None, random_state=args.seed), X, y, args.queries, random_state=args.seed
-        )
+        lambda: learn(Auto(k, random_state=args.seed), X, y, args.queries, random_state=args.seed)
     )
     print(f"\n{args.dataset}: n = {len(y)}, k = {k}")
     print(f"Auto, {args.pairs} pairs:        {t_auto:8.2f} s  chose {auto.describe()}")

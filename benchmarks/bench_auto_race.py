@@ -65,7 +65,7 @@ def main() -> None:
             cons = Constraints.from_labels(y, args.pairs, random_state=seed)
             full = full_schedule(len(y), k)
             t0 = time.perf_counter()
-            base = Auto(k, guard=None, search="exhaustive", random_state=seed, verbose=0)
+            base = Auto(k, search="exhaustive", random_state=seed, verbose=0)
             base.fit(X, constraints=cons)
             t_base = time.perf_counter() - t0
             print(
@@ -75,7 +75,7 @@ def main() -> None:
             )
             methods = full if args.cosc_schedule == "full" else None
             t0 = time.perf_counter()
-            fast = Auto(k, guard=None, methods=methods, random_state=seed, verbose=0)
+            fast = Auto(k, methods=methods, random_state=seed, verbose=0)
             fast.fit(X, constraints=cons)
             t = time.perf_counter() - t0
             out = fast.search_.cv_results_.get("raced_out")

@@ -76,7 +76,7 @@ def main() -> None:
         for draw in range(args.draws):
             cons = Constraints.from_labels(y, args.pairs, random_state=draw)
             for size in sizes:
-                auto = Auto(k, subsample=size, guard=None, random_state=draw, verbose=0)
+                auto = Auto(k, subsample=size, random_state=draw, verbose=0)
                 t0 = time.perf_counter()
                 auto.fit(X, constraints=cons)
                 t_auto = time.perf_counter() - t0

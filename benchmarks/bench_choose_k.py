@@ -133,18 +133,14 @@ def main() -> None:
                 sil.append(silhouette_k(Xs, rng, draw))
                 if count == args.auto_pairs and not args.no_auto:
                     t0 = time.perf_counter()
-                    truth = Auto(kt, guard=None, random_state=draw, verbose=0).fit(
-                        X, constraints=cons
-                    )
+                    truth = Auto(kt, random_state=draw, verbose=0).fit(X, constraints=cons)
                     t_true = time.perf_counter() - t0
                     err_true.append(clustering_error(y, truth.labels_))
                     if scan.n_clusters == kt and not args.cost:
                         err_none.append(err_true[-1])
                     else:
                         t0 = time.perf_counter()
-                        auto = Auto(None, guard=None, random_state=draw, verbose=0).fit(
-                            X, constraints=cons
-                        )
+                        auto = Auto(None, random_state=draw, verbose=0).fit(X, constraints=cons)
                         t_none = time.perf_counter() - t0
                         err_none.append(clustering_error(y, auto.labels_))
                         if args.cost:

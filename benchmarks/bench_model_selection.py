@@ -174,7 +174,7 @@ def run_select_draw(name, X, y, k, count, draw, base_seed, n_jobs) -> dict:
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        auto = Auto(k, guard=None, search="exhaustive", random_state=seed, n_jobs=n_jobs)
+        auto = Auto(k, search="exhaustive", random_state=seed, n_jobs=n_jobs)
         auto.fit(X, constraints=cons)
     rec["auto"] = {
         "time_s": time.perf_counter() - t0,
@@ -257,9 +257,7 @@ def run_peers(args) -> None:
                 t1 = time.perf_counter()
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    auto = Auto(
-                        k, guard=None, search="exhaustive", random_state=seed, n_jobs=args.n_jobs
-                    )
+                    auto = Auto(k, search="exhaustive", random_state=seed, n_jobs=args.n_jobs)
                     auto.fit(X, constraints=cons)
                 rec["auto"] = {
                     "time_s": time.perf_counter() - t1,
@@ -308,9 +306,7 @@ def run_folds(args) -> None:
                 for split_by in ("pairs", "points", "auto"):
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
-                        auto = Auto(
-                            k, guard=None, split_by=split_by, search="exhaustive", random_state=seed
-                        )
+                        auto = Auto(k, split_by=split_by, search="exhaustive", random_state=seed)
                         auto.fit(X, constraints=cons)
                     rec[split_by] = {
                         "choice": label({"estimator": auto.best_estimator_, **auto.best_params_}),
@@ -353,9 +349,9 @@ def run_timing(args) -> None:
             NCut(k, random_state=seed).fit(X)
             rec["ncut_s"] = time.perf_counter() - t0
             t0 = time.perf_counter()
-            auto = Auto(
-                k, guard=None, search="exhaustive", random_state=seed, n_jobs=args.n_jobs
-            ).fit(X, constraints=cons)
+            auto = Auto(k, search="exhaustive", random_state=seed, n_jobs=args.n_jobs).fit(
+                X, constraints=cons
+            )
             rec["auto_s"] = time.perf_counter() - t0
         rec["load_after"] = _loadavg()
         rec["choice"] = label({"estimator": auto.best_estimator_, **auto.best_params_})

@@ -211,8 +211,8 @@ def test_disconnected_warning_advises_only_beyond_n_clusters(points):
     # more components than clusters, or clusters unknown: advice
     with pytest.warns(DisconnectedGraphWarning, match="more than the 2 clusters") as rec:
         check_connectivity(W, n_clusters=2)
-    assert "Increase n_neighbors or sigma" in str(rec[0].message)
-    with pytest.warns(DisconnectedGraphWarning, match="Increase n_neighbors or sigma"):
+    assert "increase n_neighbors or sigma" in str(rec[0].message)
+    with pytest.warns(DisconnectedGraphWarning, match="increase n_neighbors or sigma"):
         check_connectivity(W)
 
 

@@ -144,9 +144,9 @@ def named_candidates(
     """Unfitted candidates of ``k`` clusters from ``specs`` (registry names or estimators)
     and those of them given a search schedule.
 
-    A name is built at its defaults but ``guard=None`` (the search's folds judge it), with
-    ``schedules[name]`` set for k > 2 (a cheaper run inside the search); an estimator is
-    cloned as given. With ``precomputed`` every candidate must accept a precomputed
+    A name is built at its defaults (its paper's method, ``guard=None``: the search's folds
+    judge it), with ``schedules[name]`` set (a cheaper run inside the search); an estimator
+    is cloned as given. With ``precomputed`` every candidate must accept a precomputed
     affinity and is set to one.
     """
     if isinstance(specs, str) or not isinstance(specs, Sequence):
@@ -159,7 +159,7 @@ def named_candidates(
             est = get_method(spec)(n_clusters=k)
             if "guard" in est.get_params(deep=False):
                 est.set_params(guard=None)
-            if spec in schedules and k > 2:
+            if spec in schedules:
                 est.set_params(**schedules[spec])
                 scheduled.append(est)
         elif hasattr(spec, "get_params") and hasattr(spec, "fit"):

@@ -15,7 +15,7 @@ from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
-from joblib import Parallel, delayed, effective_n_jobs
+from joblib import effective_n_jobs
 from scipy.stats import rankdata
 from sklearn import get_config
 from sklearn.base import BaseEstimator, clone
@@ -36,8 +36,9 @@ from ..progress import PROGRESS_DELAY
 from ..spectral import shared_eigenvectors
 from ..utils import NON_NEGATIVE, HasMethods, Int, StrOptions, validate_params
 from ._candidates import _candidate_estimator, _SharedGraphs
+from ._racing import fit_splits, race_splits, race_survivors
 from ._scores import SCORER_NAMES, Scorer, _check_scorers, _check_scoring
-from ._validation import _fit_and_score, _n_samples, _seed_if_unset
+from ._validation import _n_samples, _seed_if_unset
 
 __all__ = ["ConstraintSearchCV", "prefer_reference", "race_survivors"]
 
@@ -126,41 +127,6 @@ def prefer_reference(
     if not beats.any():
         return int(reference)
     return int(np.argmax(np.where(beats, means, -np.inf)))
-
-
-def race_survivors(scores: np.ndarray, n_se: float) -> np.ndarray:
-    """Which candidates stay in a race after a round of folds.
-
-    ``scores`` is (candidates, folds), all candidates scored on the same folds. The leader
-    is the candidate with the highest mean; for every candidate c let ``d_f = score(c, f)
-    - score(leader, f)``. Candidate c is *clearly behind* when ``mean(d) < -n_se *
-    std(d) / sqrt(n_folds)`` (sample std; with ``std(d) = 0``, when ``mean(d) < 0``): the
-    paired one-standard-error rule of :func:`prefer_reference`, turned around. A
-    candidate with a ``nan`` score (a failed fit) is behind; with no finite mean, all stay.
-
-    Parameters
-    ----------
-    scores : ndarray of shape (n_candidates, n_folds)
-    n_se : float
-        Margin in standard errors; larger keeps more candidates.
-
-    Returns
-    -------
-    ndarray of bool, shape (n_candidates,)
-        True for the candidates that stay (the leader always does).
-    """
-    scores = np.asarray(scores, dtype=float)
-    means = scores.mean(axis=1)
-    if not np.isfinite(means).any():
-        return np.ones(len(scores), dtype=bool)
-    diff = scores - scores[int(np.nanargmax(means))]
-    n_folds = scores.shape[1]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        gap = diff.mean(axis=1)
-        se = diff.std(axis=1, ddof=1) / np.sqrt(n_folds) if n_folds > 1 else 0.0 * gap
-    behind = ~np.isfinite(gap) | ((gap < -n_se * se) & (gap < 0))
-    return ~behind
 
 
 class ConstraintSearchCV(BaseEstimator):
@@ -499,34 +465,6 @@ class ConstraintSearchCV(BaseEstimator):
             self.n_repeats_ += 1
         return folds, fit_seeds
 
-    def _fit_splits(
-        self,
-        prepared: list[tuple],
-        splits: list[tuple[Constraints, Constraints]],
-        fit_seeds: list[int],
-        scorers: dict[str, Scorer],
-        eigen_seed: int,
-        bar: Any = None,
-    ) -> list[tuple]:
-        """``_fit_and_score`` of every prepared candidate on every split, in that order;
-        ``bar`` (a tqdm bar or None) advances once per fit."""
-        # the workers share the library's threads (each fit gets its part of them)
-        per_fit = max(1, n_threads() // effective_n_jobs(self.n_jobs))
-        tasks = [
-            delayed(_fit_and_score)(
-                template, data, train, test, fit_seeds[f], list(scorers.values()),
-                self.error_score, eigen_seed, per_fit,
-            )
-            for template, data, _ in prepared
-            for f, (train, test) in enumerate(splits)
-        ]  # fmt: skip
-        out = []
-        for result in Parallel(n_jobs=self.n_jobs, return_as="generator")(tasks):
-            out.append(result)
-            if bar is not None:
-                bar.update()
-        return out
-
     def _progress_bar(self, n_candidates: int, n_splits: int) -> Any:
         """One tqdm bar over a call's fits when ``verbose`` (None otherwise)."""
         if not self.verbose:
@@ -550,43 +488,24 @@ class ConstraintSearchCV(BaseEstimator):
         scorers: dict[str, Scorer],
         eigen_seed: int,
     ) -> list[tuple]:
-        """:meth:`_fit_splits`, with the candidates raced over the repeats when ``race``
-        is set: the first repeat for all, the later ones for the survivors only (the
-        others' later splits are ``(nan, nan, None)``, in the same layout)."""
-        n_first = len(splits) // self.n_repeats_
+        """Every prepared candidate on every split, raced when ``race`` is set
+        (:func:`~spectralink.model_selection._racing.race_splits`: the first folds for
+        all, the rest for those that can still win), in (candidate, split) order."""
         bar = self._progress_bar(len(prepared), len(splits))
+        # the workers share the library's threads (each fit gets its part of them)
+        per_fit = max(1, n_threads() // effective_n_jobs(self.n_jobs))
+        fit = fit_splits(
+            prepared, splits, fit_seeds, list(scorers.values()), error_score=self.error_score,
+            eigen_seed=eigen_seed, n_jobs=self.n_jobs, per_fit=per_fit, bar=bar,
+        )  # fmt: skip
         try:
-            if self.race is None or self.n_repeats_ == 1 or len(prepared) < 2:
-                return self._fit_splits(prepared, splits, fit_seeds, scorers, eigen_seed, bar)
-            first = self._fit_splits(
-                prepared, splits[:n_first], fit_seeds[:n_first], scorers, eigen_seed, bar
+            out, raced_out = race_splits(
+                prepared, splits, fit_seeds, fit, n_repeats=self.n_repeats_, n_se=self.race
             )
-            # the first score ranks (as the refit callables read it)
-            scores = np.array([r[0][0] for r in first], dtype=float).reshape(len(prepared), -1)
-            keep = race_survivors(scores, self.race)
-            keep[0] = True
-            n_rest = len(splits) - n_first
-            if bar is not None:  # the fits set aside are not run: the bar's end comes closer
-                bar.total -= int((~keep).sum()) * n_rest
-                bar.refresh()
-            rest = self._fit_splits(
-                [p for p, k in zip(prepared, keep, strict=True) if k],
-                splits[n_first:], fit_seeds[n_first:], scorers, eigen_seed, bar,
-            )  # fmt: skip
         finally:
             if bar is not None:
                 bar.close()
-        skipped = ([np.nan] * len(scorers), np.nan, None)
-        out: list[tuple] = []
-        j = 0
-        for i, kept in enumerate(keep):
-            out.extend(first[i * n_first : (i + 1) * n_first])
-            if kept:
-                out.extend(rest[j * n_rest : (j + 1) * n_rest])
-                j += 1
-            else:
-                out.extend([skipped] * n_rest)
-        self._raced_out.extend(not k for k in keep)
+        self._raced_out.extend(raced_out)
         return out
 
     def _results(self, params_list: list[dict], out: list[tuple], score_names: list[str]) -> dict:
