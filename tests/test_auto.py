@@ -457,3 +457,14 @@ def test_search_on_a_sample_then_the_choice_on_all_points(monkeypatch):
     assert small.fit(X, constraints=c).subsample_ is None
     with pytest.raises(ValueError, match="subsample"):
         Auto(3, subsample=1).fit(X, constraints=c)
+
+
+def test_a_pipe_gets_one_line_per_stage(blobs, capsys):
+    # stderr is not a terminal under pytest: no bar, a line per stage; verbose=0: nothing
+    X, y, cons = blobs
+    Auto((2, 4), methods=["ccsr"], sigmas=None, random_state=0).fit(X, constraints=cons)
+    lines = capsys.readouterr().err.splitlines()
+    stages = [line for line in lines if line.startswith("spectralink: Auto:")]
+    assert [s.split(":")[2].split()[0] for s in stages] == ["choosing", "searching", "fitting"]
+    Auto(3, methods=["ccsr"], sigmas=None, random_state=0, verbose=0).fit(X, constraints=cons)
+    assert "Auto:" not in capsys.readouterr().err

@@ -35,7 +35,7 @@ def test_a_candidate_clearly_behind_stops_after_the_first_folds():
     table = np.vstack([np.tile(base, 3), np.tile(base + 0.1, 3), np.tile(base - 0.5, 3)])
     table[1] += np.tile([0.01, -0.02, 0.0, 0.02, -0.01], 3)  # spread: the lead is not exact
     calls: list = []
-    out, raced_out = race_splits(
+    out, raced_out, used = race_splits(
         [None] * 3, [None] * 15, [0] * 15, _fake_fit(table, calls), n_repeats=3, n_se=2.0,
         decide_n_se=np.inf,
     )  # fmt: skip
@@ -52,8 +52,11 @@ def test_a_decided_first_repeat_fits_no_more_repeats():
     table = np.vstack([np.tile(base, 3), np.tile(base + 0.15, 3), np.tile(base - 0.5, 3)])
     table[1, :5] += [0.001, -0.002, 0.0, 0.002, -0.001]  # a paired difference with spread
     calls: list = []
-    race_splits([None] * 3, [None] * 15, [0] * 15, _fake_fit(table, calls), n_repeats=3, n_se=2.0)
-    assert max(j for _, j in calls) == 4  # the first repeat only
+    out, _, used = race_splits(
+        [None] * 3, [None] * 15, [0] * 15, _fake_fit(table, calls), n_repeats=3, n_se=2.0
+    )
+    assert max(j for _, j in calls) == 4 and used == 5  # the first repeat only
+    assert len(out) == 3 * 5 and np.isfinite(out[0][0][0])
     scores = table[:, :5]
     assert decided(scores, np.array([True, True, False]), 0, 3.0)
     # two candidates still close to each other: not decided
@@ -82,7 +85,7 @@ def test_the_better_half_goes_on_and_the_best_two_repeat():
 def test_without_a_race_everything_is_fitted():
     table = np.arange(12, dtype=float).reshape(3, 4)
     calls: list = []
-    out, raced_out = race_splits(
+    out, raced_out, used = race_splits(
         [None] * 3, [None] * 4, [0] * 4, _fake_fit(table, calls), n_repeats=1, n_se=None
     )
     assert len(calls) == 12 and not any(raced_out)
@@ -115,3 +118,34 @@ def test_a_candidate_that_ignores_the_pairs_is_fitted_once_per_round(race):
     for i in range(2):
         scores = [search.cv_results_[f"split{f}_test_score"][i] for f in range(5)]
         assert np.all(np.isfinite(scores))
+
+
+class Oracle(NCut):
+    """The true labels whatever the pairs: clearly ahead of a badly tuned reference."""
+
+    _uses_constraints = True
+
+    def __init__(self, n_clusters=2, *, y=None, n_neighbors=10, random_state=None):
+        self.n_clusters = n_clusters
+        self.y = y
+        self.n_neighbors = n_neighbors
+        self.random_state = random_state
+
+    def _fit(self, X, constraints):
+        self.labels_ = np.asarray(self.y)
+
+
+def test_a_search_whose_first_repeat_decides_is_that_repeat():
+    X, y = make_blobs(150, centers=3, random_state=0)
+    cons = Constraints.from_labels(y, 90, random_state=0)
+    # the reference merges clusters (k=2 of 3): the oracle wins every fold by far
+    grid = [{"estimator": [NCut(2)]}, {"estimator": [Oracle(3, y=y)]}]
+    search = ConstraintSearchCV(
+        NCut(3), grid, cv=5, n_repeats=3, refit=False, race=2.0, random_state=0
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search.fit(X, constraints=cons)
+    assert search.n_repeats_ == 1 and search.n_splits_ == 5 and len(search.folds_) == 5
+    assert np.all(np.isfinite(search.cv_results_["mean_test_score"]))
+    assert "split5_test_score" not in search.cv_results_

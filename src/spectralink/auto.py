@@ -57,6 +57,7 @@ from .model_selection import (
     search_sample,
     searches_relative_sigma,
 )
+from .progress import announce
 from .registry import get_method, method_name
 from .utils import NON_NEGATIVE, Int, StrOptions
 
@@ -395,6 +396,8 @@ class Auto(ConstrainedFitMixin):
         X_search, cons_search = (
             (X, constraints) if sample is None else (X[sample], constraints.subset(sample))
         )
+        if not isinstance(given, numbers.Integral):
+            announce("Auto: choosing k from the pairs", self.verbose)
         if self._choose_k(X_search, cons_search, n) != k:
             k = self.n_clusters_
             grid = self.param_grid(n, k)
@@ -422,6 +425,11 @@ class Auto(ConstrainedFitMixin):
                 # a candidate failing on a fold (COP-KMeans: no feasible assignment) is
                 # scored nan and never chosen; that is part of the selection, not news
                 warnings.simplefilter("ignore", FitFailedWarning)
+                announce(
+                    f"Auto: searching {len(grid)} candidate settings on {X_search.shape[0]:,}"
+                    " points",
+                    self.verbose,
+                )
                 search.fit(X_search, constraints=cons_search)
         except UnfoldableConstraintsError as exc:
             warnings.warn(
@@ -445,6 +453,9 @@ class Auto(ConstrainedFitMixin):
         try:
             choice = self._choice_for_all(search, index, X)
             self._choice = (index, clone(choice))
+            announce(
+                f"Auto: fitting its choice, {method_name(choice)}, on all the pairs", self.verbose
+            )
             self._refit(choice, X, constraints)
         except Exception as exc:  # e.g. COP-KMeans: feasible on every fold, not on all
             if index == 0:

@@ -15,11 +15,12 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import logging
+import sys
 import threading
 import time
 from collections.abc import Iterator
 
-__all__ = ["PROGRESS_DELAY", "Stage", "current_stage", "logger", "stage"]
+__all__ = ["PROGRESS_DELAY", "Stage", "announce", "current_stage", "logger", "stage"]
 
 logger = logging.getLogger("spectralink")
 #: Seconds a stage runs before its progress bar appears.
@@ -108,3 +109,11 @@ def stage(name: str, *, total: int | None = None, unit: str = "it") -> Iterator[
             parent.nested += elapsed
         own = elapsed - st.nested
         logger.info("%-12s %8.2f s%s", name, own, f"  {st.detail}" if st.detail else "")
+
+
+def announce(text: str, verbose: int) -> None:
+    """One line on stderr for a stage of a long fit (``Auto``'s k scan, search, refit) when
+    ``verbose`` and stderr is not a terminal (a pipe, a log file), where no progress bar
+    shows; on a terminal the bar says it."""
+    if verbose and not sys.stderr.isatty():
+        print(f"spectralink: {text}", file=sys.stderr, flush=True)

@@ -99,7 +99,7 @@ def race_splits(
     n_se: float | None,
     reference: int = 0,
     decide_n_se: float = 3.0,
-) -> tuple[list[tuple], list[bool]]:
+) -> tuple[list[tuple], list[bool], int]:
     """Every prepared candidate's result on every split, raced.
 
     ``fit(candidates, split_indices)`` fits and scores the candidates (indices into
@@ -110,14 +110,16 @@ def race_splits(
     :data:`EARLY_SHARE` of them; the later repeats for those not behind at ``n_se`` over
     the first repeat, at most :data:`REPEAT_SURVIVORS`, unless :func:`decided` (at
     ``decide_n_se``). The ``reference`` always runs every round it
-    reaches. Returns the results in (candidate, split) order, splits not fitted as
-    ``(nan scores, nan, None)``, and which candidates were set aside.
+    reaches. Returns the results in (candidate, split) order over the splits used (the
+    first repeat's only when it decided), splits not fitted as ``(nan scores, nan, None)``,
+    which candidates were set aside, and the number of splits used.
     """
     n_cand, n_splits = len(prepared), len(splits)
     n_first = n_splits // max(n_repeats, 1)
     rounds = _rounds(n_first, n_splits, raced=n_se is not None and n_cand > 1)
     results: list[list[Any]] = [[None] * n_splits for _ in range(n_cand)]
     alive = np.ones(n_cand, dtype=bool)
+    used = n_splits
     for r, columns in enumerate(rounds):
         if r > 0:
             scores = _first_scores(results, alive, columns.start)
@@ -129,15 +131,16 @@ def race_splits(
             alive &= best_of(scores, alive, reference, cap)
             alive[reference] = True
             if columns.start >= n_first and decided(scores, alive, reference, decide_n_se):
+                used = n_first  # the later repeats would not change the choice
                 break
         idx = [int(i) for i in np.flatnonzero(alive)]
         for i, out in zip(idx, fit(idx, list(columns)), strict=True):
             for j, res in zip(columns, out, strict=True):
                 results[i][j] = res
     skipped = _skipped(results)
-    flat = [res if res is not None else skipped for row in results for res in row]
-    raced_out = [any(res is None for res in row) for row in results]
-    return flat, raced_out
+    flat = [res if res is not None else skipped for row in results for res in row[:used]]
+    raced_out = [any(res is None for res in row[:used]) for row in results]
+    return flat, raced_out, used
 
 
 def best_of(scores: np.ndarray, alive: np.ndarray, reference: int, cap: int) -> np.ndarray:

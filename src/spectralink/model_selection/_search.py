@@ -499,12 +499,15 @@ class ConstraintSearchCV(BaseEstimator):
             eigen_seed=eigen_seed, n_jobs=self.n_jobs, per_fit=per_fit, bar=bar,
         )  # fmt: skip
         try:
-            out, raced_out = race_splits(
+            out, raced_out, used = race_splits(
                 prepared, splits, fit_seeds, fit, n_repeats=self.n_repeats_, n_se=self.race
             )
         finally:
             if bar is not None:
                 bar.close()
+        if used < len(splits):  # the first repeat decided: the search is that repeat's
+            del splits[used:], self.folds_[used:]
+            self.n_splits_, self.n_repeats_ = used, 1
         self._raced_out.extend(raced_out)
         return out
 
