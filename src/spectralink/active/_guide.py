@@ -32,12 +32,14 @@ class _SearchCheckpoints:
     """
 
     def __init__(self, estimator) -> None:
-        # without Auto's veto on its choice, as the other guides are without their guard
         self.estimator = unguarded_clone(estimator)
-        if self.estimator.get_params(deep=False).get("n_repeats") is not None:
+        params = self.estimator.get_params(deep=False)
+        if params.get("n_repeats") is not None:
             # its choice only guides the next questions: one repeat of the folds (a third
             # of the fits), the fit at the end searches as the estimator says
             self.estimator.set_params(n_repeats=1)
+        if params.get("verbose"):
+            self.estimator.set_params(verbose=0)  # one of many fits: no stage lines
         self.searched_on = 0
         self.searches = 0
 

@@ -179,6 +179,8 @@ def _fit_one(name, params, data, graph, n_clusters, seed, constraints, errors):
             estimator = get_method(name)(**kwargs)
             if "random_state" not in params and "random_state" in estimator.get_params():
                 estimator.set_params(random_state=seed)
+            if "verbose" not in params and "verbose" in estimator.get_params():
+                estimator.set_params(verbose=0)  # one of many fits: no stage lines
             if graph is not None:
                 estimator.set_params(affinity="precomputed")
                 labels = estimator.fit(graph, constraints=constraints).labels_
