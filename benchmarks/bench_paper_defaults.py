@@ -16,9 +16,9 @@ same run (clustering error, or ARI, and fit time), and how long the opt-in guard
 * ``mnist``: SCACS and LSC-R on MNIST (70,000 points), all pairs among 500 labelled points
   (50 per class), one draw: error and time;
 * ``overhead``: every named constrained method at its defaults against itself with
-  ``guard=None`` (the paper's setting: labels compared, time ratio) and with the opt-in
-  ``guard="held_out"`` (time ratio), median over iris, standardised wine and digits with 200
-  random pairs.
+  ``guard=None`` (the paper's setting: labels compared, time ratio of the fastest of three
+  fits after a warm-up) and with the opt-in ``guard="held_out"`` (time ratio), median over
+  iris, standardised wine and digits with 200 random pairs.
 
 Run from the repository root with nothing else running (times are ratios within one run)::
 
@@ -53,6 +53,12 @@ def timed_fit(est, X, cons=None):
         t0 = time.perf_counter()
         est.fit(X, constraints=cons)
         return est.labels_, time.perf_counter() - t0
+
+
+def best_of_three(est, X, cons):
+    """``(labels, seconds)``: the fastest of three fits (fits of milliseconds are noisy)."""
+    runs = [timed_fit(est, X, cons) for _ in range(3)]
+    return runs[0][0], min(t for _, t in runs)
 
 
 def standardised(name: str):
@@ -156,8 +162,9 @@ def overhead(draws: int) -> None:
         for X, y in sets.values():
             k = len(np.unique(y))
             cons = Constraints.from_labels(y, 200, random_state=0)
-            default, t_def = timed_fit(get_method(m)(k, random_state=0), X, cons)
-            plain, t_paper = timed_fit(get_method(m)(k, random_state=0, guard=None), X, cons)
+            timed_fit(get_method(m)(k, random_state=0), X, cons)  # warm-up (imports, caches)
+            default, t_def = best_of_three(get_method(m)(k, random_state=0), X, cons)
+            plain, t_paper = best_of_three(get_method(m)(k, random_state=0, guard=None), X, cons)
             _, t_guard = timed_fit(get_method(m)(k, random_state=0, guard="held_out"), X, cons)
             same &= bool(np.array_equal(default, plain))
             paper.append(t_def / t_paper)

@@ -298,18 +298,20 @@ class EigenvectorRefitMixin:
         reference = lambda: SimpleNamespace(labels_=self._ncut_on_eigenvectors())  # noqa: E731
         return replace(plan, reference=reference, refit=refit)
 
-    def _ncut_on_eigenvectors(self) -> np.ndarray:
+    def _ncut_on_eigenvectors(self, n_init: int | None = None) -> np.ndarray:
         k = self.n_clusters
         return kmeans_rows(
-            self.eigenvectors_[:, :k], k, normalize=True, n_init=self.n_init,
-            random_state=self.random_state,
+            self.eigenvectors_[:, :k], k, normalize=True,
+            n_init=self.n_init if n_init is None else n_init, random_state=self.random_state,
         )  # fmt: skip
 
     def _reference_labels(self) -> np.ndarray | None:
         V = getattr(self, "eigenvectors_", None)
         if V is None or V.shape[1] < self.n_clusters or sharing_eigenvectors():
             return None  # inside a search nobody reads a fold's diagnostics
-        return self._ncut_on_eigenvectors()
+        # a count for a diagnostic: one k-means run (a tenth of the ten NCut's fit makes,
+        # 0.08 s of a 0.43 s CCSR fit on USPS) is enough
+        return self._ncut_on_eigenvectors(n_init=1)
 
 
 def fit_quietly_embedding(estimator, eigenvectors: np.ndarray, constraints) -> np.ndarray:
