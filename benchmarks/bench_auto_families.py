@@ -1,0 +1,87 @@
+"""Auto now against Auto with the held-out guard, on the synthetic families, draw by draw.
+
+Reads a ``bench_defaults --families ... --methods ncut,auto`` output folder and the guard's
+records (``docs/results/guard/families/records/``, where ``Auto`` refitted its choice with
+the guard), and prints per instance and count, over the draws both have: NCut's mean error,
+Auto's with the guard and now, and their mean fit times; then the cells above NCut + 0.02
+for each, the paired difference and the gain over NCut summed over the cells::
+
+    python -m benchmarks.bench_defaults --families all --grid check --max-n 500 \\
+        --methods ncut,auto --draws 2 --out DIR
+    python -m benchmarks.bench_auto_families DIR
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+
+from benchmarks._common import RESULTS
+
+TOLERANCE = 0.02
+GUARDED = RESULTS / "guard" / "families" / "records"
+
+
+def read(path: Path) -> dict[tuple, dict]:
+    """``{(method, count, trial): record}`` of one JSONL record log (its first line is the
+    header)."""
+    lines = path.read_text().splitlines()[1:]
+    records = [json.loads(line) for line in lines if line.strip()]
+    return {(r["method"], r["n_constraints"], r["trial"]): r for r in records}
+
+
+def cells(folder: Path, guarded: Path) -> list[tuple]:
+    rows = []
+    for path in sorted((folder / "families" / "records").glob("*.jsonl")):
+        old_path = guarded / path.name
+        if not old_path.exists():
+            continue
+        new, old = read(path), read(old_path)
+        for count in sorted({c for m, c, _ in new if m == "auto"}):
+            keys = [
+                (c, t) for m, c, t in new
+                if m == "auto" and c == count and ("auto", c, t) in old and ("ncut", c, t) in new
+            ]  # fmt: skip
+            if not keys:
+                continue
+            rows.append((
+                path.stem, count, len(keys), _mean(new, "ncut", "error", keys),
+                _mean(old, "auto", "error", keys), _mean(new, "auto", "error", keys),
+                _mean(old, "auto", "time_s", keys), _mean(new, "auto", "time_s", keys),
+            ))  # fmt: skip
+    return rows
+
+
+def _mean(records: dict, method: str, field: str, keys: list) -> float:
+    return float(np.mean([records[(method, *k)][field] for k in keys]))
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("folder", type=Path)
+    p.add_argument("--guarded", type=Path, default=GUARDED)
+    args = p.parse_args()
+    rows = cells(args.folder, args.guarded)
+    print("| instance | pairs | draws | NCut | Auto with the guard | Auto now | time before (s) "
+          "| time now (s) |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r[0]} | {r[1]} | {r[2]} | {r[3]:.3f} | {r[4]:.3f} | {r[5]:.3f} | {r[6]:.1f} "
+              f"| {r[7]:.1f} |")  # fmt: skip
+    a = np.array([r[3:] for r in rows])
+    d = a[:, 2] - a[:, 1]
+    print(f"\ncells: {len(rows)}; above NCut + {TOLERANCE}: now "
+          f"{int(np.sum(a[:, 2] > a[:, 0] + TOLERANCE))}, with the guard "
+          f"{int(np.sum(a[:, 1] > a[:, 0] + TOLERANCE))}")  # fmt: skip
+    se = d.std(ddof=1) / np.sqrt(len(d))
+    print(f"mean error now - with the guard: {d.mean():+.4f} ± {se:.4f}"
+          f"; gain over NCut summed: now {np.sum(a[:, 0] - a[:, 2]):.3f}, with the guard "
+          f"{np.sum(a[:, 0] - a[:, 1]):.3f}")  # fmt: skip
+    print(f"time: now {a[:, 4].sum():.0f} s, before {a[:, 3].sum():.0f} s (mean per fit, summed)")
+
+
+if __name__ == "__main__":
+    main()
