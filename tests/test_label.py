@@ -406,3 +406,26 @@ def test_ctrl_c_taken_by_another_thread_still_ends_the_command(tmp_path, blobs):
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     assert "stopped; 0 answer(s)" in done.stdout
+
+
+def test_the_map_spreads_a_component_the_embedding_collapses():
+    # two components: the embedding is constant on each, so each would be one dot
+    from sklearn.datasets import make_blobs
+    from sklearn.decomposition import PCA
+
+    from spectralink.label._layout import SPREAD_RADIUS, map_layout
+
+    X, y = make_blobs([123, 77], centers=[[0, 0, 0], [50, 50, 50]], random_state=0)
+    F = np.stack([y == 0, y == 1], axis=1).astype(float)
+    xy = map_layout(F, X)
+    assert xy.shape == (200, 2) and xy.min() >= 0 and xy.max() <= 1
+    big = np.unique(np.round(xy[y == 0], 3), axis=0)
+    assert len(big) > 100  # the 123 points are drawn apart, not as one dot
+    # the components stay apart: each within its own disc
+    centre = xy[y == 0].mean(axis=0)
+    assert np.linalg.norm(xy[y == 1] - centre, axis=1).min() > 2 * SPREAD_RADIUS
+    # an embedding that already spreads the points is drawn as it is
+    G = X + np.random.RandomState(0).normal(size=X.shape)
+    lone = PCA(2, random_state=0).fit_transform(G)
+    lone = (lone - lone.min(axis=0)) / (lone.max(axis=0) - lone.min(axis=0))
+    np.testing.assert_allclose(map_layout(G, X), lone)

@@ -15,13 +15,13 @@ from __future__ import annotations
 import threading
 
 import numpy as np
-from sklearn.decomposition import PCA
 
 from ..active import PairSelector, QuerySession, add_answers
 from ..constraints import Constraints
 from ..methods import unguarded_clone
 from ._fitter import Fitter
 from ._items import ItemView
+from ._layout import map_layout
 from ._log import AnswerLog
 
 #: Points drawn in the preview at most (a uniform draw, the answered points added).
@@ -237,17 +237,14 @@ class LabelSession:
 
     # ------------------------------------------------------------------ preview
     def layout(self) -> dict:
-        """2-d positions of the drawn points: the first two principal axes of the
-        selector's spectral embedding (where the graph's clusters sit apart)."""
+        """2-d positions of the drawn points (:func:`~spectralink.label._layout.map_layout`:
+        the selector's spectral embedding, a collapsed component spread by its features)."""
         if self._layout is None:
             rng = np.random.RandomState(self.random_state)
             shown = np.arange(self.n)
             if self.n > PREVIEW_POINTS:
                 shown = np.sort(rng.choice(self.n, PREVIEW_POINTS, replace=False))
-            F = self.selector.embedding_
-            xy = PCA(2, random_state=self.random_state).fit_transform(F)
-            lo, hi = xy.min(axis=0), xy.max(axis=0)
-            xy = (xy - lo) / np.where(hi > lo, hi - lo, 1.0)
+            xy = map_layout(self.selector.embedding_, self.X, self.random_state)
             self._layout = {"xy": xy, "shown": shown}
         xy, shown = self._layout["xy"], self._layout["shown"]
         return {"index": shown.tolist(), "xy": np.round(xy[shown], 4).tolist(), "n": self.n}
