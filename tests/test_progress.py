@@ -83,11 +83,14 @@ def test_auto_shows_its_search_on_a_terminal_by_default(monkeypatch):
     assert "6/6" in term.text
 
 
-def test_auto_is_silent_when_asked_or_not_on_a_terminal(monkeypatch):
+def test_auto_is_silent_when_asked_and_says_its_stages_on_a_pipe(monkeypatch):
     term = _Terminal()
     _auto_fit(monkeypatch, term, verbose=0)
     assert term.text == ""
+    # a pipe gets no bar, one line per stage (the search, then the choice's refit)
     pipe = _Terminal()
     pipe.isatty = lambda: False
     _auto_fit(monkeypatch, pipe)
-    assert pipe.text == ""
+    lines = pipe.text.splitlines()
+    assert len(lines) == 2 and all(line.startswith("spectralink: Auto: ") for line in lines)
+    assert "searching" in lines[0] and "fitting its choice" in lines[1]
