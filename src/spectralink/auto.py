@@ -645,7 +645,7 @@ class Auto(ConstrainedFitMixin):
 
     def _k_text(self) -> str:
         scan = getattr(self, "k_scan_", None)
-        return "" if scan is None else scan.describe() + ", "
+        return "" if scan is None else scan.describe() + "; "
 
     def _raced_text(self) -> str:
         raced = int(np.sum(self.search_.cv_results_.get("raced_out", 0)))
