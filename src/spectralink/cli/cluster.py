@@ -109,41 +109,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``spectralink cluster`` with the parsed ``args``; the exit status."""
-    from ..metrics import (
-        adjusted_rand_score,
-        clustering_error,
-        normalized_mutual_info_score,
-        violated_fraction,
-    )
-
     out = Path(args.output)
-    check_output_path(out)
-    for option, path in (("--plot", args.plot), ("--plot-k", args.plot_k)):
-        if path is not None:
-            check_output_path(Path(path))
-            if Path(path).suffix.lower() != ".png":
-                raise ValueError(f"{option} {path}: the figure is written as PNG; name it .png.")
+    _check_outputs(args, out)
     params = parse_params(args.param, allow_prefix=False).get(None, {})
     check_method_params(args.method, params)
     data = read_table_args(args)
-    ids = data.ids
     X = scale_args(args, data.X)
-    n = X.shape[0]
-    y = data.labels(args.labels)[0] if args.labels else data.y
-    if y is not None and len(y) != n:
-        raise ValueError(f"{args.data}: y has {len(y)} labels but X has {n} rows.")
-    cons = data.constraints(args.constraints) if args.constraints else None
-    given = None  # rows whose label --labeled gives: constrained, so not scored
-    if args.labeled:
-        cons, given = _labeled_constraints(*data.labels(args.labeled), args.labeled, cons)
-
-    if args.k is None and args.method != "auto":
-        raise ValueError(
-            f"-k auto needs --method auto ({args.method!r} needs a number of clusters)."
-        )
-    if args.plot_k is not None and args.k is not None:
-        raise ValueError("--plot-k draws the choice of k: it needs -k auto.")
-    for text in check_param_values(args.method, params, n, args.k or 2):
+    y, cons, given = _pairs_and_truth(args, data, X.shape[0])
+    _check_k_options(args)
+    for text in check_param_values(args.method, params, X.shape[0], args.k or 2):
         note(text)
     est = make_estimator(args, params)
     if args.no_progress and "verbose" in est.get_params(deep=False):
@@ -151,8 +125,53 @@ def run(args: argparse.Namespace) -> int:
     with _verbose(args.verbose):
         fit_estimator(est, X, cons, params)
     labels = np.asarray(est.labels_)
+    _write_labels(out, data, labels)
+    _report(args, est, labels, cons, y, given)
+    left = (
+        ""
+        if data.rows is None
+        else f" (the {data.n_read - len(labels)} rows left out: empty label)"
+    )
+    print(f"labels written to {out}{left}")
+    _plots(args, est, X, labels, cons)
+    return 0
 
-    # one line per row of the file: a row left out (--missing drop) has an empty label
+
+def _check_outputs(args: argparse.Namespace, out: Path) -> None:
+    """The label file and the figures can be written (before any work)."""
+    check_output_path(out)
+    for option, path in (("--plot", args.plot), ("--plot-k", args.plot_k)):
+        if path is not None:
+            check_output_path(Path(path))
+            if Path(path).suffix.lower() != ".png":
+                raise ValueError(f"{option} {path}: the figure is written as PNG; name it .png.")
+
+
+def _check_k_options(args: argparse.Namespace) -> None:
+    if args.k is None and args.method != "auto":
+        raise ValueError(
+            f"-k auto needs --method auto ({args.method!r} needs a number of clusters)."
+        )
+    if args.plot_k is not None and args.k is not None:
+        raise ValueError("--plot-k draws the choice of k: it needs -k auto.")
+
+
+def _pairs_and_truth(args: argparse.Namespace, data, n: int) -> tuple:
+    """``(y, constraints, given)``: the labels to score against (or None), the pairs (or
+    None), and the rows whose label ``--labeled`` gives (constrained, so not scored)."""
+    y = data.labels(args.labels)[0] if args.labels else data.y
+    if y is not None and len(y) != n:
+        raise ValueError(f"{args.data}: y has {len(y)} labels but X has {n} rows.")
+    cons = data.constraints(args.constraints) if args.constraints else None
+    given = None
+    if args.labeled:
+        cons, given = _labeled_constraints(*data.labels(args.labeled), args.labeled, cons)
+    return y, cons, given
+
+
+def _write_labels(out: Path, data, labels: np.ndarray) -> None:
+    """One line per row of the file (a row left out by ``--missing drop`` has an empty
+    label), with the IDs when there are any; whole or not at all."""
     cells = [str(int(v)) for v in labels]
     if data.rows is not None:
         every = [""] * data.n_read
@@ -160,7 +179,7 @@ def run(args: argparse.Namespace) -> int:
             every[r] = c
         cells = every
     with atomic_write(out, "w", newline="") as fh:
-        if ids is None:
+        if data.ids is None:
             fh.write("label\n")
             fh.write("".join(f"{c}\n" for c in cells))
         else:
@@ -168,51 +187,59 @@ def run(args: argparse.Namespace) -> int:
             writer.writerow(["id", "label"])
             writer.writerows(zip(data.ids_read, cells, strict=True))
 
-    n_found = len(np.unique(labels))
+
+def _report(args, est, labels: np.ndarray, cons, y, given) -> None:
+    """The summary: the fit, Auto's choice, the scores against ``y``, the violations."""
+    from ..metrics import violated_fraction
+
+    n, n_found = len(labels), len(np.unique(labels))
     k = getattr(est, "n_clusters_", args.k)
-    print(
-        f"{args.method}: {n} points, k={k}{' (chosen)' if args.k is None else ''} "
-        f"({n_found} clusters found)"
-        + (
-            f", {len(cons)} constraints ({cons.n_must_link} must-link, "
-            f"{cons.n_cannot_link} cannot-link)"
-            if cons is not None
-            else ""
-        )
+    pairs = (
+        f", {len(cons)} constraints ({cons.n_must_link} must-link, "
+        f"{cons.n_cannot_link} cannot-link)"
+        if cons is not None
+        else ""
     )
+    chosen = " (chosen)" if args.k is None else ""
+    print(f"{args.method}: {n} points, k={k}{chosen} ({n_found} clusters found){pairs}")
     if hasattr(est, "describe"):  # Auto: what the cross-validation chose, and its score
         print(f"  chose      {est.describe()}")
     if y is not None:
-        known = labeled_mask(np.asarray(y))  # unlabelled rows (-1, empty) are not scored
-        if given is not None:
-            known &= ~given
-            print(f"  scored on the {int(known.sum())} of {n} points not labelled by --labeled")
-        elif not known.all():
-            print(f"  scored on the {int(known.sum())} labelled of {n} points")
-        if not known.any():
-            raise ValueError("no row is left to score: every row is unlabelled or given.")
-        y, scored = np.asarray(y)[known], labels[known]
-        error = clustering_error(y, scored)
-        print(f"  accuracy   {1 - error:.4f}")
-        print(f"  error      {error:.4f}")
-        print(f"  ARI        {adjusted_rand_score(y, scored):.4f}")
-        print(f"  NMI        {normalized_mutual_info_score(y, scored):.4f}")
+        _report_scores(labels, np.asarray(y), given)
     if cons is not None:
         print(f"  violated   {violated_fraction(labels, cons):.4f}")
-    left = "" if data.rows is None else f" (the {data.n_read - n} rows left out: empty label)"
-    print(f"labels written to {out}{left}")
+
+
+def _report_scores(labels: np.ndarray, y: np.ndarray, given) -> None:
+    """Accuracy, error, ARI and NMI on the rows with a label not given by ``--labeled``."""
+    from ..metrics import adjusted_rand_score, clustering_error, normalized_mutual_info_score
+
+    n = len(labels)
+    known = labeled_mask(y)  # unlabelled rows (-1, empty) are not scored
+    if given is not None:
+        known &= ~given
+        print(f"  scored on the {int(known.sum())} of {n} points not labelled by --labeled")
+    elif not known.all():
+        print(f"  scored on the {int(known.sum())} labelled of {n} points")
+    if not known.any():
+        raise ValueError("no row is left to score: every row is unlabelled or given.")
+    y, scored = y[known], labels[known]
+    error = clustering_error(y, scored)
+    print(f"  accuracy   {1 - error:.4f}")
+    print(f"  error      {error:.4f}")
+    print(f"  ARI        {adjusted_rand_score(y, scored):.4f}")
+    print(f"  NMI        {normalized_mutual_info_score(y, scored):.4f}")
+
+
+def _plots(args, est, X, labels: np.ndarray, cons) -> None:
+    """The figures asked for: the clustering (``--plot``), the choice of k (``--plot-k``)."""
+    k = getattr(est, "n_clusters_", args.k)
     if args.plot is not None:
         from ..plots import embedding_2d, plot_clustering
 
         coords, axes = embedding_2d(est, X)
-        plot_clustering(
-            coords,
-            labels,
-            cons,
-            args.plot,
-            axis_labels=axes,
-            title=f"{Path(args.data).name}: {args.method}, k={k}",
-        )
+        title = f"{Path(args.data).name}: {args.method}, k={k}"
+        plot_clustering(coords, labels, cons, args.plot, axis_labels=axes, title=title)
         print(f"plot written to {args.plot} ({axes[0].rsplit(' ', 1)[0]} coordinates)")
     if args.plot_k is not None:
         from ..plots import plot_k_scan
@@ -220,7 +247,6 @@ def run(args: argparse.Namespace) -> int:
         scan = est.k_scan_
         plot_k_scan(scan, args.plot_k, title=f"{Path(args.data).name}: k = {scan.n_clusters}")
         print(f"plot of the choice of k written to {args.plot_k}")
-    return 0
 
 
 @contextlib.contextmanager
