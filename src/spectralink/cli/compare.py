@@ -149,25 +149,49 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``spectralink compare`` with the parsed ``args``; the exit status."""
-    from ..experiments import (
-        RECORD_FIELDS,
-        RecordLog,
-        cell_seed,
-        check_methods,
-        count_label,
-        data_fingerprint,
-        format_table,
-        grid_order,
-        resumable_records,
-        run_key,
-        run_protocol,
-        summarize,
-        summary_markdown,
-        write_records_csv,
-        write_records_json,
+    methods, counts, out = _checked_options(args)
+    name, X, y, k = _checked_data(args, methods, counts)
+    header = _header(args, name, X, y, k)
+    log_path = out / f"{name}_runs.jsonl"
+    keep, done, total = _plan(args, log_path, header, methods, counts)
+    print(
+        f"{name}: n={X.shape[0]}, d={X.shape[1]}, k={k}; methods {', '.join(methods)}; "
+        f"protocol '{args.protocol}', {args.trials} trials per count, seed {args.random_state}",
+        flush=True,
     )
-    from ..plots import plot_metric_curves
+    if done:
+        print(f"resuming: {len(done)} of {total} runs already in {log_path}", flush=True)
+    created = not out.exists()
+    out.mkdir(parents=True, exist_ok=True)
+    records, interrupted = _run_grid(
+        args, X, y, name, methods, counts, log_path, header, keep, done
+    )
+    resume_hint = shlex.join(
+        ["spectralink", *_without_resume(getattr(args, "argv", [])), "--resume"]
+    )
+    if not any(r["status"] == "ok" for r in records):
+        if interrupted:
+            print(
+                f"spectralink: interrupted before any run succeeded; resume with: {resume_hint}",
+                file=sys.stderr,
+            )
+            return 130
+        _nothing_written(records, log_path, out, keep, created)
+    plan = {"name": name, "n": X.shape[0], "k": k, "total": total, "partial": interrupted}
+    paths = _write_results(args, out, records, methods, counts, header, plan)
+    _print_summary(args, records, plan, [log_path, *paths])
+    if interrupted:
+        print(
+            f"spectralink: interrupted after {len(records)} of {total} runs; the partial "
+            f"results are written; resume with: {resume_hint}",
+            file=sys.stderr,
+        )
+        return 130
+    return 0
 
+
+def _checked_options(args: argparse.Namespace) -> tuple[dict, list[int], Path]:
+    """The methods, the counts and the output folder, checked before any data is read."""
     methods = _compare_methods(args)
     if args.constraints is None:
         counts = list(DEFAULT_CONSTRAINTS[args.protocol])
@@ -180,25 +204,37 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise FileExistsError(17, "--out exists and is not a directory", str(out))
+    return methods, counts, out
+
+
+def _checked_data(args: argparse.Namespace, methods: dict, counts: list[int]) -> tuple:
+    """``(name, X, y, k)``, with every method, parameter value and count checked against
+    them before any run (and any file)."""
+    from ..experiments import check_methods
+
     name, X, y = _compare_data(args)
     X = scale_args(args, X)
-    n = X.shape[0]
-    k = len(np.unique(y))
+    n, k = X.shape[0], len(np.unique(y))
     if k < 2:
         raise ValueError(f"{name}: the labels hold {k} class; compare needs at least 2.")
     limit = n * (n - 1) // 2 if args.protocol == "pairs" else n
     if max(counts) > limit:
         what = "distinct pairs" if args.protocol == "pairs" else "points"
         raise ValueError(f"--constraints {max(counts)} exceeds the {limit} {what} of {name}.")
-    # every method, parameter value and k is checked before any run (and any file)
     check_methods(methods, k, n)
     for method, params in methods.items():
         for text in check_param_values(method, params, n, k):
             note(text)
+    return name, X, y, k
 
-    header = {
+
+def _header(args: argparse.Namespace, name: str, X, y, k: int) -> dict:
+    """The record log's header: what a resumed run must match."""
+    from ..experiments import data_fingerprint
+
+    return {
         "dataset": name,
-        "n_samples": int(n),
+        "n_samples": int(X.shape[0]),
         "n_features": int(X.shape[1]),
         "n_clusters": int(k),
         "data_sha256": data_fingerprint(X, y),
@@ -207,7 +243,13 @@ def run(args: argparse.Namespace) -> int:
         "scale": args.scale,
         "spectralink_version": __version__,
     }
-    log_path = out / f"{name}_runs.jsonl"
+
+
+def _plan(args, log_path: Path, header: dict, methods: dict, counts: list[int]) -> tuple:
+    """``(keep, done, total)``: the earlier records to keep, the runs already done that this
+    grid wants, and the number of runs of the grid."""
+    from ..experiments import cell_seed, resumable_records, run_key
+
     keep: list[dict] = []
     done: list[dict] = []
     if args.resume and log_path.is_file():
@@ -222,67 +264,51 @@ def run(args: argparse.Namespace) -> int:
         for t in range(args.trials)
         for m in methods
     }
-    done = [r for r in done if run_key(r) in wanted]
-    total = len(wanted)
+    return keep, [r for r in done if run_key(r) in wanted], len(wanted)
 
-    print(
-        f"{name}: n={n}, d={X.shape[1]}, k={k}; methods {', '.join(methods)}; "
-        f"protocol '{args.protocol}', {args.trials} trials per count, seed {args.random_state}",
-        flush=True,
-    )
-    if done:
-        print(f"resuming: {len(done)} of {total} runs already in {log_path}", flush=True)
 
-    created = not out.exists()
-    out.mkdir(parents=True, exist_ok=True)
+def _run_grid(args, X, y, name, methods, counts, log_path, header, keep, done) -> tuple:
+    """``(records, interrupted)``: the protocol run, each record appended to the log as it
+    is made; on an interrupt, the records made so far in the grid's order."""
+    from ..experiments import RECORD_FIELDS, RecordLog, grid_order, run_protocol
+
     finished: list[dict] = []
-
-    def record(rec: dict) -> None:
-        log.append(rec, params=methods[rec["method"]])
-        finished.append(rec)
-
-    interrupted = False
     with RecordLog(log_path, header, keep=keep) as log:
+
+        def record(rec: dict) -> None:
+            log.append(rec, params=methods[rec["method"]])
+            finished.append(rec)
+
         try:
             records = run_protocol(
-                X,
-                y,
-                methods,
-                counts,
-                n_trials=args.trials,
-                protocol=args.protocol,
-                random_state=args.random_state,
-                dataset=name,
-                progress=not args.no_progress,
-                done=done,
-                on_record=record,
-            )
+                X, y, methods, counts, n_trials=args.trials, protocol=args.protocol,
+                random_state=args.random_state, dataset=name, progress=not args.no_progress,
+                done=done, on_record=record,
+            )  # fmt: skip
         except KeyboardInterrupt:
-            interrupted = True
-            records = grid_order(
-                [{f: r.get(f, "") for f in RECORD_FIELDS} for r in done] + finished,
-                list(methods),
-                counts,
-            )
-    resume_hint = shlex.join(
-        ["spectralink", *_without_resume(getattr(args, "argv", [])), "--resume"]
-    )
+            rows = [{f: r.get(f, "") for f in RECORD_FIELDS} for r in done] + finished
+            return grid_order(rows, list(methods), counts), True
+    return records, False
 
-    if not any(r["status"] == "ok" for r in records):
-        if interrupted:
-            print(
-                f"spectralink: interrupted before any run succeeded; resume with: {resume_hint}",
-                file=sys.stderr,
-            )
-            return 130
-        if not keep:  # nothing of value on disk: leave no trace of this run
-            log_path.unlink(missing_ok=True)
-            if created:
-                with contextlib.suppress(OSError):
-                    out.rmdir()
-        first = next((r["message"] for r in records if r["message"]), "")
-        raise ValueError(f"every run failed, nothing written; first failure: {first}")
 
+def _nothing_written(records: list[dict], log_path: Path, out: Path, keep, created) -> None:
+    """Every run failed: leave no trace of this run (unless earlier records are kept) and
+    raise with the first failure."""
+    if not keep:
+        log_path.unlink(missing_ok=True)
+        if created:
+            with contextlib.suppress(OSError):
+                out.rmdir()
+    first = next((r["message"] for r in records if r["message"]), "")
+    raise ValueError(f"every run failed, nothing written; first failure: {first}")
+
+
+def _write_results(args, out: Path, records, methods, counts, header, plan) -> list[Path]:
+    """The runs as CSV and JSON, the Markdown summary and the curve; their paths."""
+    from ..experiments import summary_markdown, write_records_csv, write_records_json
+    from ..plots import plot_metric_curves
+
+    name = plan["name"]
     config = {
         **{key: header[key] for key in ("dataset", "n_samples", "n_features", "n_clusters")},
         "methods": methods,
@@ -293,50 +319,41 @@ def run(args: argparse.Namespace) -> int:
         "random_state": args.random_state,
         "spectralink_version": __version__,
         "n_runs": len(records),
-        "n_runs_planned": total,
+        "n_runs_planned": plan["total"],
     }
     if args.data is not None:
         config["data"] = str(args.data)
-    paths = {
-        "runs_csv": out / f"{name}_runs.csv",
-        "runs_json": out / f"{name}_runs.json",
-        "summary": out / f"{name}_summary.md",
-        "plot": out / f"{name}_{args.metric}.png",
-    }
-    write_records_csv(records, paths["runs_csv"])
-    write_records_json(records, paths["runs_json"], config=config)
-    with atomic_write(paths["summary"], "w") as fh:
+    paths = [out / f"{name}_runs.csv", out / f"{name}_runs.json", out / f"{name}_summary.md",
+             out / f"{name}_{args.metric}.png"]  # fmt: skip
+    write_records_csv(records, paths[0])
+    write_records_json(records, paths[1], config=config)
+    with atomic_write(paths[2], "w") as fh:
         fh.write(summary_markdown(records, config, args.metric))
+    partial = f", partial: {len(records)} of {plan['total']} runs" if plan["partial"] else ""
     plot_metric_curves(
         records,
-        paths["plot"],
+        paths[3],
         metric=args.metric,
-        title=f"{name} (n={n}, k={k}), {args.trials} trials"
-        + (f", partial: {len(records)} of {total} runs" if interrupted else ""),
+        title=f"{name} (n={plan['n']}, k={plan['k']}), {args.trials} trials{partial}",
         xlabel="number of labelled points"
         if args.protocol == "labeled"
         else "number of pairwise constraints",
         log_x=args.log_x,
     )
+    return paths
+
+
+def _print_summary(args, records: list[dict], plan: dict, written: list[Path]) -> None:
+    """The table of the metric, the failures and warnings, and the files written."""
+    from ..experiments import count_label, format_table, summarize
 
     print(f"\n{args.metric}, mean ± std over {args.trials} trials")
-    if interrupted:
-        print(f"(partial: {len(records)} of {total} runs finished)")
-    print(
-        format_table(
-            summarize(records, args.metric), markdown=False, count_label=count_label(args.protocol)
-        )
-    )
+    if plan["partial"]:
+        print(f"(partial: {len(records)} of {plan['total']} runs finished)")
+    table = summarize(records, args.metric)
+    print(format_table(table, markdown=False, count_label=count_label(args.protocol)))
     _report_problems(records)
-    print("\nwritten: " + ", ".join(str(p) for p in [log_path, *paths.values()]))
-    if interrupted:
-        print(
-            f"spectralink: interrupted after {len(records)} of {total} runs; the partial "
-            f"results are written; resume with: {resume_hint}",
-            file=sys.stderr,
-        )
-        return 130
-    return 0
+    print("\nwritten: " + ", ".join(str(p) for p in written))
 
 
 def _without_resume(argv: list[str]) -> list[str]:
