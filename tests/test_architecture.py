@@ -34,7 +34,7 @@ FLOORS: list[set[str]] = [
     {"solvers"},
     {"spectral", "graph", "neighbors", "metrics"},
     {"constraints"},
-    {"io", "tables", "preprocessing"},
+    {"io", "tables", "cells", "preprocessing"},
     {"utils", "datasets", "parallel", "progress", "exceptions"},
 ]
 FLOOR_OF = {room: i for i, rooms in enumerate(FLOORS) for room in rooms}

@@ -32,9 +32,11 @@ from dataclasses import dataclass, field
 from itertools import islice
 from os import PathLike
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+from .cells import Column, is_number, numeric_column, parse_cells
 from .utils import StrOptions, validate_params
 
 __all__ = [
@@ -56,7 +58,6 @@ MISSING_CHOICES = ("error", "drop", "impute")
 CATEGORICAL_CHOICES = ("drop", "encode")
 
 #: Cells read as missing (lower-cased): empty, and what pandas and R write for NaN / NA.
-_MISSING = frozenset({"", "nan", "na", "n/a", "null"})
 #: Column names pandas gives an index it writes or resets.
 _INDEX_NAME = re.compile(r"^(|Unnamed: \d+|index|level_0)$")
 #: Columns named in one line before it is shortened to the first and last few.
@@ -102,15 +103,6 @@ class Table:
     n_columns: int = 0
 
 
-def is_number(text: str) -> bool:
-    """Whether ``text`` reads as a float (``"3"``, ``"-1e5"``, ``"nan"``)."""
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
-
-
 def _shorten(items: list[str], shown: int = _SHOWN) -> str:
     """``a, b, c`` or, for many, the first and last few with the count between."""
     if len(items) <= shown:
@@ -148,7 +140,7 @@ def _rows(path: Path, delimiter: str | None) -> Iterator[tuple[int, list[str]]]:
             yield reader.line_num, cells
 
 
-def _fast_numeric(path: Path, delimiter: str | None, skiprows: int) -> np.ndarray | None:
+def _fastnumeric_column(path: Path, delimiter: str | None, skiprows: int) -> np.ndarray | None:
     """The whole table through NumPy's C parser, or None when it is not all finite numbers.
 
     The common case (a clean numeric file) is read at ``np.loadtxt`` speed; anything
@@ -166,58 +158,6 @@ def _fast_numeric(path: Path, delimiter: str | None, skiprows: int) -> np.ndarra
 def _is_numeric_header(first: list[str]) -> bool:
     """``0,1,...,d-1`` exactly: the column names of a DataFrame built from an array."""
     return [c.strip() for c in first] == [str(j) for j in range(len(first))]
-
-
-@dataclass
-class _Column:
-    """One column's cells parsed: numbers (NaN where missing or not a number), which cells
-    are missing, which hold text, and the cells themselves (for text columns)."""
-
-    values: np.ndarray
-    missing: np.ndarray
-    text: np.ndarray
-    cells: np.ndarray | None = None
-
-    @property
-    def is_text(self) -> bool:
-        """Most non-missing cells are not numbers (a few are typos in a column of numbers)."""
-        n_text = int(self.text.sum())
-        return n_text > 0 and 2 * n_text > int((~self.missing).sum())
-
-    def is_index(self) -> bool:
-        """Distinct integers in every row: what pandas writes as an index."""
-        v = self.values
-        if self.missing.any() or self.text.any() or len(v) < 2:
-            return False
-        return bool(np.all(v == np.round(v)) and len(np.unique(v)) == len(v))
-
-
-def _parse(cells: np.ndarray) -> _Column:
-    """Parse a column of text cells."""
-    try:  # the common case, straight from the cells (no copy as text first)
-        values = np.asarray(cells).astype(np.float64)
-        return _Column(values, np.isnan(values), np.zeros(len(values), bool))
-    except ValueError:
-        cells = np.asarray(cells, dtype=str)
-    values = np.full(len(cells), np.nan)
-    missing = np.zeros(len(cells), bool)
-    text = np.zeros(len(cells), bool)
-    for r, c in enumerate(cells):
-        if c.lower() in _MISSING:
-            missing[r] = True
-        else:
-            try:
-                values[r] = float(c)
-            except ValueError:
-                text[r] = True
-    missing |= np.isnan(values) & ~text
-    return _Column(values, missing, text, cells)
-
-
-def _numeric(values: np.ndarray) -> _Column:
-    """A column already numeric (Parquet, the fast path)."""
-    values = np.asarray(values, dtype=np.float64)
-    return _Column(values, np.isnan(values), np.zeros(len(values), bool))
 
 
 # --------------------------------------------------------------------------- columns
@@ -274,10 +214,45 @@ class _Reading:
         return self.names[j] if named else str(j + 1)
 
 
-def _assemble(rd: _Reading, column: Callable[[int], _Column], n: int, ids_cells) -> Table:
+def _assemble(rd: _Reading, column: Callable[[int], Column], n: int, ids_cells) -> Table:
     """The table from its parsed columns: index, ID, text and missing cells decided."""
     notes: list[str] = []
     left_out: dict[int, str] = {}  # column -> "name (why)"
+    keep, id_j, chosen = _choose_columns(rd, left_out)
+    parsed = {j: column(j) for j in keep}
+    if chosen is None:  # an index written by pandas is never a feature, unless --columns names it
+        keep = _drop_index_columns(rd, keep, parsed, left_out, notes)
+    text_cols = [j for j in keep if parsed[j].is_text]
+    _check_stray_text(rd, keep, parsed, text_cols)
+    encoded: dict[int, np.ndarray] = {}
+    if text_cols:
+        keep, encoded = _text_columns(rd, keep, parsed, text_cols, chosen, left_out, notes)
+    _check_infinite(rd, keep, parsed, encoded)
+    missing = np.column_stack([parsed[j].missing for j in keep])
+    rows = None
+    if missing.any():
+        rows, note = _missing(rd, keep, missing, encoded, n)
+        notes.append(note)
+    take = slice(None) if rows is None else rows
+    X, names = _fill(rd, keep, parsed, encoded, take, n if rows is None else len(rows))
+    ids_read = None if id_j is None else np.asarray(ids_cells(id_j)).astype(str)
+    return Table(
+        X=X,
+        names=names,
+        ids=None if ids_read is None else ids_read[take],
+        notes=notes,
+        rows=rows,
+        n_read=n,
+        ids_read=ids_read,
+        left_out=[left_out[j] for j in sorted(left_out)],
+        n_columns=rd.n_cols,
+    )
+
+
+def _choose_columns(rd: _Reading, left_out: dict[int, str]) -> tuple[list[int], Any, Any]:
+    """``(keep, id_column, chosen)``: the feature columns ``--id-column``, ``--columns`` and
+    ``--drop`` leave, the ID column, and the columns ``--columns`` names (or None); the
+    others are noted in ``left_out``."""
     id_j = None
     if rd.id_column is not None:
         id_j = _resolve(rd.id_column, rd.names, rd.n_cols, rd.id_option)[0]
@@ -300,22 +275,29 @@ def _assemble(rd: _Reading, column: Callable[[int], _Column], n: int, ids_cells)
                 left_out[j] = f"{rd.name(j)} (not in --columns)"
     if not keep:
         raise ValueError(f"{rd.path}: no feature columns are left to use.")
+    return keep, id_j, chosen
 
-    parsed = {j: column(j) for j in keep}
-    # an index written by pandas is never a feature, unless --columns names it
-    if chosen is None and rd.names is not None and rd.n_cols > 1:
-        for j in list(keep):
-            if _INDEX_NAME.match(rd.names[j]) and parsed[j].is_index():
-                keep.remove(j)
-                left_out[j] = f"{rd.name(j)} (index)"
-                what = "no name" if not rd.names[j] else f"named {rd.names[j]!r}"
-                notes.append(
-                    f"{rd.path}: {rd.label(j)} ({what}, distinct integers) is an index written "
-                    f"by pandas: not a feature (--id-column {j + 1} names the rows by it)"
-                )
 
-    text_cols = [j for j in keep if parsed[j].is_text]
-    for j in keep:  # a few text cells among numbers: typos to mend, not a text column
+def _drop_index_columns(rd, keep: list[int], parsed, left_out, notes) -> list[int]:
+    """``keep`` without the columns that are an index written by pandas (noted)."""
+    if rd.names is None or rd.n_cols <= 1:
+        return keep
+    out = list(keep)
+    for j in keep:
+        if _INDEX_NAME.match(rd.names[j]) and parsed[j].is_index():
+            out.remove(j)
+            left_out[j] = f"{rd.name(j)} (index)"
+            what = "no name" if not rd.names[j] else f"named {rd.names[j]!r}"
+            notes.append(
+                f"{rd.path}: {rd.label(j)} ({what}, distinct integers) is an index written "
+                f"by pandas: not a feature (--id-column {j + 1} names the rows by it)"
+            )
+    return out
+
+
+def _check_stray_text(rd, keep: list[int], parsed, text_cols: list[int]) -> None:
+    """A few text cells among numbers are typos to mend, not a text column: an error."""
+    for j in keep:
         col = parsed[j]
         if col.text.any() and j not in text_cols:
             r = int(np.flatnonzero(col.text)[0])
@@ -324,47 +306,53 @@ def _assemble(rd: _Reading, column: Callable[[int], _Column], n: int, ids_cells)
                 f"(the column's other cells are); correct the cell, or leave the column out "
                 f"with --drop {rd.option_name(j)}."
             )
-    encoded: dict[int, np.ndarray] = {}
-    if text_cols:
-        if chosen is not None and rd.categorical == "drop":
-            j = text_cols[0]
-            r = int(np.flatnonzero(parsed[j].text)[0])
-            raise ValueError(
-                f"{rd.path}: {rd.where(r)}, {rd.label(j)}: {str(parsed[j].cells[r])!r} is not a "
-                f"number: --columns names a text column; --categorical encode one-hot encodes "
-                f"it, or leave it out of --columns."
-            )
-        unique = {j: _text_levels(parsed[j]) for j in text_cols}
-        # one distinct value per row: a name or an ID, not a category
-        ids_like = [j for j in text_cols if len(unique[j]) == int((~parsed[j].missing).sum())]
-        if rd.categorical == "encode":
-            encoded = {j: unique[j] for j in text_cols if j not in ids_like}
-        plain = [j for j in text_cols if j not in encoded]
-        for j in plain:
-            left_out[j] = f"{rd.name(j)} (text)"
-        if plain:
-            hint = "--categorical encode one-hot encodes them" if rd.categorical == "drop" else ""
-            if ids_like and rd.id_column is None:
-                names = ", ".join(rd.option_name(j) for j in ids_like)
-                hint += ("; " if hint else "") + f"{names}: one value per row (--id-column?)"
-            notes.append(
-                f"{rd.path}: text column(s) left out of the features: "
-                f"{', '.join(rd.name(j) for j in plain)}" + (f" ({hint})" if hint else "")
-            )
-        keep = [j for j in keep if j not in plain]
-        if not keep:
-            raise ValueError(
-                f"{rd.path}: every column chosen holds text; features must be numbers "
-                "(--categorical encode one-hot encodes text columns)."
-            )
-        if encoded:
-            notes.append(
-                f"{rd.path}: text column(s) one-hot encoded: "
-                + ", ".join(f"{rd.name(j)} ({len(encoded[j])} values)" for j in encoded)
-            )
 
-    missing = np.column_stack([parsed[j].missing for j in keep])
-    for j in keep:  # infinities are errors whatever --missing says
+
+def _text_columns(rd, keep, parsed, text_cols, chosen, left_out, notes) -> tuple:
+    """``(keep, encoded)``: the text columns left out (noted) or, with ``--categorical
+    encode``, their levels to one-hot encode (a column of one value per row is an ID)."""
+    if chosen is not None and rd.categorical == "drop":
+        j = text_cols[0]
+        r = int(np.flatnonzero(parsed[j].text)[0])
+        raise ValueError(
+            f"{rd.path}: {rd.where(r)}, {rd.label(j)}: {str(parsed[j].cells[r])!r} is not a "
+            f"number: --columns names a text column; --categorical encode one-hot encodes "
+            f"it, or leave it out of --columns."
+        )
+    unique = {j: _text_levels(parsed[j]) for j in text_cols}
+    ids_like = [j for j in text_cols if len(unique[j]) == int((~parsed[j].missing).sum())]
+    encoded = {}
+    if rd.categorical == "encode":
+        encoded = {j: unique[j] for j in text_cols if j not in ids_like}
+    plain = [j for j in text_cols if j not in encoded]
+    for j in plain:
+        left_out[j] = f"{rd.name(j)} (text)"
+    if plain:
+        hint = "--categorical encode one-hot encodes them" if rd.categorical == "drop" else ""
+        if ids_like and rd.id_column is None:
+            names = ", ".join(rd.option_name(j) for j in ids_like)
+            hint += ("; " if hint else "") + f"{names}: one value per row (--id-column?)"
+        notes.append(
+            f"{rd.path}: text column(s) left out of the features: "
+            f"{', '.join(rd.name(j) for j in plain)}" + (f" ({hint})" if hint else "")
+        )
+    keep = [j for j in keep if j not in plain]
+    if not keep:
+        raise ValueError(
+            f"{rd.path}: every column chosen holds text; features must be numbers "
+            "(--categorical encode one-hot encodes text columns)."
+        )
+    if encoded:
+        notes.append(
+            f"{rd.path}: text column(s) one-hot encoded: "
+            + ", ".join(f"{rd.name(j)} ({len(encoded[j])} values)" for j in encoded)
+        )
+    return keep, encoded
+
+
+def _check_infinite(rd, keep: list[int], parsed, encoded) -> None:
+    """Infinities are errors whatever ``--missing`` says."""
+    for j in keep:
         col = parsed[j]
         bad = np.flatnonzero(np.isinf(col.values))
         if len(bad) and j not in encoded:
@@ -374,15 +362,15 @@ def _assemble(rd: _Reading, column: Callable[[int], _Column], n: int, ids_cells)
                 f"{rd.path}: {rd.where(r)}, {rd.label(j)}: non-finite value {cell!r}; correct "
                 f"the cell, or leave the column out with --drop {rd.option_name(j)}."
             )
-    rows = None
-    if missing.any():
-        rows, note = _missing(rd, keep, missing, encoded, n)
-        notes.append(note)
+
+
+def _fill(rd, keep: list[int], parsed, encoded, take, n_rows: int) -> tuple[np.ndarray, list]:
+    """``(X, names)``: the rows ``take`` of the kept columns in one array, text columns
+    one-hot encoded, empty cells imputed with ``--missing impute``."""
     names: list[str] = []
     for j in keep:
         names += [f"{rd.name(j)}={v}" for v in encoded[j]] if j in encoded else [rd.name(j)]
-    take = slice(None) if rows is None else rows
-    X = np.empty((n if rows is None else len(rows), len(names)))
+    X = np.empty((n_rows, len(names)))
     at = 0
     for j in keep:
         col = parsed[j]
@@ -401,21 +389,10 @@ def _assemble(rd: _Reading, column: Callable[[int], _Column], n: int, ids_cells)
                 hole = np.isnan(X[:, at])
                 X[hole, at] = np.nanmean(col.values)
             at += 1
-    ids_read = None if id_j is None else np.asarray(ids_cells(id_j)).astype(str)
-    return Table(
-        X=X,
-        names=names,
-        ids=None if ids_read is None else ids_read[take],
-        notes=notes,
-        rows=rows,
-        n_read=n,
-        ids_read=ids_read,
-        left_out=[left_out[j] for j in sorted(left_out)],
-        n_columns=rd.n_cols,
-    )
+    return X, names
 
 
-def _text_levels(col: _Column) -> np.ndarray:
+def _text_levels(col: Column) -> np.ndarray:
     """The distinct values of a text column (sorted), missing cells left out."""
     return np.unique(np.char.strip(col.cells[~col.missing].astype(str)))
 
@@ -537,14 +514,14 @@ def read_text_table(
 
     X = None
     if id_column is None:
-        X = _fast_numeric(path, delimiter, head[0][0] if has_header else 0)
+        X = _fastnumeric_column(path, delimiter, head[0][0] if has_header else 0)
         X = X if X is not None and X.shape[1] == n_cols else None
     if X is not None:  # a clean numeric file: np.loadtxt's speed
         rd = _Reading(
             path, names, n_cols, lambda r: f"row {r + 1}", columns, drop, None, id_option,
             missing, categorical,
         )  # fmt: skip
-        table = _assemble(rd, lambda j: _numeric(X[:, j]), len(X), None)
+        table = _assemble(rd, lambda j: numeric_column(X[:, j]), len(X), None)
         table.notes[:0] = notes
         return table
 
@@ -562,7 +539,7 @@ def read_text_table(
         path, names, n_cols, lambda r: f"line {lines[r]}", columns, drop, id_column, id_option,
         missing, categorical,
     )  # fmt: skip
-    table = _assemble(rd, lambda j: _parse(cells[:, j]), len(body), lambda j: cells[:, j])
+    table = _assemble(rd, lambda j: parse_cells(cells[:, j]), len(body), lambda j: cells[:, j])
     table.notes[:0] = notes
     return table
 
@@ -653,12 +630,12 @@ def read_parquet_table(
         raise ValueError(f"{path}: holds no data rows.")
     names = [str(c) for c in df.columns]
 
-    def column(j: int) -> _Column:
+    def column(j: int) -> Column:
         col = df.iloc[:, j]
         if pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col):
-            return _numeric(col.to_numpy(dtype=np.float64, na_value=np.nan))
+            return numeric_column(col.to_numpy(dtype=np.float64, na_value=np.nan))
         cells = np.array(["" if m else str(v) for v, m in zip(col, col.isna(), strict=True)])
-        return _parse(cells)
+        return parse_cells(cells)
 
     rd = _Reading(
         path, names, len(names), lambda r: f"row {r + 1}", columns, drop, id_column,
