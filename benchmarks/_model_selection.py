@@ -139,7 +139,8 @@ def err(row) -> float:
     return math.nan if row.get("error") is None else float(row["error"])
 
 
-def report_select(out: Path) -> tuple[list[str], list[str]]:
+# PLR0915 (statements): a benchmark's protocol, step by step as its page describes it.
+def report_select(out: Path) -> tuple[list[str], list[str]]:  # noqa: PLR0915
     lines, misses = [], []
     docs = {}
     for name in DATASETS:

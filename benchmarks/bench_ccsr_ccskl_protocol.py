@@ -67,7 +67,8 @@ DATASETS = {
 LARGE = 3000  # datasets above this size get the reduced SL/SSKK schedule
 
 
-def run_dataset(name, args, rows, log, checkpoint=None):
+# PLR0915 (statements): a benchmark's protocol, step by step as its page describes it.
+def run_dataset(name, args, rows, log, checkpoint=None):  # noqa: PLR0915
     loader, s_values = DATASETS[name]
     X, y = loader()
     n, k = len(y), len(np.unique(y))

@@ -114,7 +114,8 @@ def summarise(rows, rtol):
     return lines
 
 
-def main(argv=None):
+# PLR0915 (statements): a benchmark's protocol, step by step as its page describes it.
+def main(argv=None):  # noqa: PLR0915
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--datasets", nargs="+", default=list(COUNTS), choices=list(COUNTS))
     parser.add_argument("--seeds", type=int, default=10)

@@ -188,7 +188,8 @@ def small_clusters_asked_for(r: dict, name: str, protocol: str, k: int) -> bool:
     return not unrequested_small_clusters(labels, cons, max(2, math.ceil(0.01 * len(y))))
 
 
-def report(out: Path) -> int:
+# PLR0915 (statements): a benchmark's protocol, step by step as its page describes it.
+def report(out: Path) -> int:  # noqa: PLR0915
     rec_dir = out / "records"
 
     def link(page: str) -> str:

@@ -92,7 +92,8 @@ def pass_probability(n_held: int, discordant: float, win: float) -> float:
     return float(multinomial.pmf(np.array(keeps), n_held, p).sum())
 
 
-def main() -> None:
+# PLR0915 (statements): a benchmark's protocol, step by step as its page describes it.
+def main() -> None:  # noqa: PLR0915
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--instance", required=True, help="record file name without .jsonl")
     p.add_argument("--method", required=True)

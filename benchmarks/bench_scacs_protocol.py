@@ -298,7 +298,8 @@ PART_NOTES = {
 }
 
 
-def main(argv=None):
+# PLR0915 (statements): a benchmark's protocol, step by step as its page describes it.
+def main(argv=None):  # noqa: PLR0915
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument(
         "--quick", action="store_true", help="3 draws, c in {100, 500, 1000}, k-means n_init=3"

@@ -177,7 +177,8 @@ def _paired_worse_p(d: np.ndarray) -> float:
     return float(stats.ttest_1samp(d, 0.0, alternative="greater").pvalue)
 
 
-def report(out: Path) -> str:
+# PLR0915 (statements): a benchmark's protocol, step by step as its page describes it.
+def report(out: Path) -> str:  # noqa: PLR0915
     head = " | ".join(SCORES)
     a_lines = ["| dataset | pairs | method | labels | " + head + " |",
                "|---|---:|---|---:|" + "---:|" * len(SCORES)]  # fmt: skip

@@ -45,7 +45,9 @@ METRIC_LABELS = {
 }
 
 
-def plot_metric_curves(
+# PLR0915 (statements): one figure drawn in order (curves, bands, axes, legend, file), each
+# step a few lines.
+def plot_metric_curves(  # noqa: PLR0915
     records: Sequence[Mapping],
     path: str | os.PathLike | None = None,
     *,

@@ -56,7 +56,9 @@ class AnswerReport:
         self.dropped += other.dropped
 
 
-def add_answers(
+# PLR0915 (statements): the union-find and its nested helpers share its arrays; one pass
+# over the answers.
+def add_answers(  # noqa: PLR0915
     constraints: Constraints,
     pairs: ArrayLike,
     answers: Sequence[bool | None],

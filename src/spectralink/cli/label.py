@@ -102,62 +102,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``spectralink label`` with the parsed ``args``; the exit status."""
-    from ..active import PairSelector, resolve_strategy
-    from ..label import (
-        AnswerLog,
-        ItemView,
-        LabelServer,
-        LabelSession,
-        parse_image_shape,
-        read_column,
-        require_web_stack,
-    )
+    from ..label import LabelServer, require_web_stack
 
     require_web_stack()
     out = Path(args.output)
-    check_output_path(out)
-    for value, option in ((args.n_pairs, "--n-pairs"), (args.batch_size, "--batch-size")):
-        if value is not None and value < 1:
-            raise ValueError(f"{option} must be >= 1, got {value}.")
-    if not 0 <= args.port <= 65535:
-        raise ValueError(f"--port must be in 0-65535, got {args.port}.")
-    strategy = resolve_strategy(args.strategy)
-    shape = parse_image_shape(args.image_shape) if args.image_shape else None
-    texts = read_column(args.data, args.text_column, "--text-column") if args.text_column else None
-    paths = None
-    if args.image_column:
-        folder = Path(args.data).resolve().parent
-        paths = [folder / c for c in read_column(args.data, args.image_column, "--image-column")]
-    data = read_table_args(args, drop=args.image_column or args.text_column)
-    names, ids = (None, None) if data.table is None else (data.table.names, data.row_names())
-    if data.rows is not None:  # rows left out by --missing drop
-        texts = None if texts is None else [texts[r] for r in data.rows]
-        paths = None if paths is None else [paths[r] for r in data.rows]
-    X = scale_args(args, data.X)
-    n = X.shape[0]
-    if data.ids_read is not None and len(set(data.ids_read)) != len(data.ids_read):
-        raise ValueError("--id-column: an ID names more than one row.")
-    view = ItemView(data.X, names=names, ids=ids, image_shape=shape, image_paths=paths, texts=texts)
-    known = data.constraints(args.constraints) if args.constraints else None
-    est, _ = guiding_estimator(args, n, args.k or 2)
-    selector = PairSelector(args.k, strategy=strategy, random_state=args.random_state).fit(X)
-    k = int(selector.n_clusters_)
-    if args.k is None:
-        note(f"k = {k} from the eigengap (give -k to set it)")
-    shown = argparse.Namespace(**{**vars(args), "method": PREVIEW_METHOD, "k": args.k or k})
-    preview = est if est is not None else make_estimator(shown, {})
-    session = LabelSession(
-        X,
-        selector,
-        AnswerLog(out, n, ids),
-        view,
-        constraints=known,
-        estimator=est,
-        preview=preview,
-        n_queries=args.n_pairs,
-        batch_size=args.batch_size,
-        random_state=args.random_state,
-    )
+    _check_options(args, out)
+    session = _session(args, out)
     for text in session.notes:
         note(text)
     server = LabelServer(session, port=args.port).start()
@@ -178,3 +128,60 @@ def run(args: argparse.Namespace) -> int:
         server.shutdown()
     print(f"stopped; {session.state()['n_answered']} answer(s) in {out}", flush=True)
     return 0
+
+
+def _check_options(args: argparse.Namespace, out: Path) -> None:
+    """The answers file can be written and the counts and the port are in range."""
+    check_output_path(out)
+    for value, option in ((args.n_pairs, "--n-pairs"), (args.batch_size, "--batch-size")):
+        if value is not None and value < 1:
+            raise ValueError(f"{option} must be >= 1, got {value}.")
+    if not 0 <= args.port <= 65535:
+        raise ValueError(f"--port must be in 0-65535, got {args.port}.")
+
+
+def _session(args: argparse.Namespace, out: Path):
+    """The labelling session: the table read, the rows' view, the pair selector, the
+    estimator that guides it and the preview's."""
+    from ..active import PairSelector, resolve_strategy
+    from ..label import AnswerLog, LabelSession
+
+    strategy = resolve_strategy(args.strategy)
+    data, view = _table_and_view(args)
+    X = scale_args(args, data.X)
+    n = X.shape[0]
+    known = data.constraints(args.constraints) if args.constraints else None
+    est, _ = guiding_estimator(args, n, args.k or 2)
+    selector = PairSelector(args.k, strategy=strategy, random_state=args.random_state).fit(X)
+    k = int(selector.n_clusters_)
+    if args.k is None:
+        note(f"k = {k} from the eigengap (give -k to set it)")
+    shown = argparse.Namespace(**{**vars(args), "method": PREVIEW_METHOD, "k": args.k or k})
+    preview = est if est is not None else make_estimator(shown, {})
+    ids = None if data.table is None else data.row_names()
+    return LabelSession(
+        X, selector, AnswerLog(out, n, ids), view, constraints=known, estimator=est,
+        preview=preview, n_queries=args.n_pairs, batch_size=args.batch_size,
+        random_state=args.random_state,
+    )  # fmt: skip
+
+
+def _table_and_view(args: argparse.Namespace) -> tuple:
+    """The table read and how the page shows its rows (values, text, images)."""
+    from ..label import ItemView, parse_image_shape, read_column
+
+    shape = parse_image_shape(args.image_shape) if args.image_shape else None
+    texts = read_column(args.data, args.text_column, "--text-column") if args.text_column else None
+    paths = None
+    if args.image_column:
+        folder = Path(args.data).resolve().parent
+        paths = [folder / c for c in read_column(args.data, args.image_column, "--image-column")]
+    data = read_table_args(args, drop=args.image_column or args.text_column)
+    names, ids = (None, None) if data.table is None else (data.table.names, data.row_names())
+    if data.rows is not None:  # rows left out by --missing drop
+        texts = None if texts is None else [texts[r] for r in data.rows]
+        paths = None if paths is None else [paths[r] for r in data.rows]
+    if data.ids_read is not None and len(set(data.ids_read)) != len(data.ids_read):
+        raise ValueError("--id-column: an ID names more than one row.")
+    view = ItemView(data.X, names=names, ids=ids, image_shape=shape, image_paths=paths, texts=texts)
+    return data, view

@@ -89,7 +89,8 @@ def _clip_step(ei, ej, w, y, a, Dy, bscale, step, es):
 
 
 @numba.njit(cache=True, nogil=True)
-def fista(
+# PLR0915 (statements): a compiled loop: a helper per step would cost a call per iteration.
+def fista(  # noqa: PLR0915
     ei,
     ej,
     w,

@@ -274,7 +274,9 @@ class BinarySolver:
         return A, f0, gamma
 
 
-def local_search(
+# PLR0915 (statements): the Fiduccia-Mattheyses passes: the gains, the locks and the moves
+# share their state.
+def local_search(  # noqa: PLR0915
     W: sp.spmatrix,
     g: np.ndarray,
     cl: tuple,

@@ -394,7 +394,9 @@ def _sample_fill_block(U, local, y, n_draws, rng, rows_per_chunk=4096):
     return rows_out, cols_out, mass[rows_out] / n_draws
 
 
-def propagate_sampled(
+# PLR0915 (statements): eq. 11 on the given pairs and the sampled fill-in in one pass over
+# the blocks of solves, which share their state.
+def propagate_sampled(  # noqa: PLR0915
     W: sp.spmatrix,
     constraints: Constraints,
     rows: np.ndarray,

@@ -200,7 +200,9 @@ def _inner_primal(f, prob, c, C):
     return val
 
 
-def _solve_inner_numpy(
+# PLR0915 (statements): the NumPy reference of the compiled inner loop, kept line for line
+# beside it so that the two can be compared.
+def _solve_inner_numpy(  # noqa: PLR0915
     prob: RatioProblem,
     c: np.ndarray,
     C: float,

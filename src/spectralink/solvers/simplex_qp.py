@@ -42,7 +42,9 @@ def _kkt_solve(A: np.ndarray, b: np.ndarray, free: np.ndarray) -> tuple[np.ndarr
     return w, sol[:, k]
 
 
-def simplex_qp(
+# PLR0915 (statements): an active-set loop over all the problems at once: the working sets
+# and the solves are updated together.
+def simplex_qp(  # noqa: PLR0915
     A: np.ndarray, b: np.ndarray, *, tol: float = 1e-12, max_iter: int | None = None
 ) -> np.ndarray:
     """Exact minimisers of ``1/2 w'A_i w + b_i'w`` over the simplex, for all ``i`` at once.
