@@ -146,3 +146,44 @@ def test_registry_imports_nothing_at_load():
     """The name table is text: loading it imports no estimator (so no arrow runs upward)."""
     imports = [t for t, _, _ in _imports(SRC / "registry.py")]
     assert imports == []
+
+
+#: Private names of other libraries a module may read, with the reason: argparse's type of
+#: ``add_subparsers`` (for hints), ``os._exit`` (a worker's hard exit), a namedtuple's
+#: ``_replace``, scikit-learn's ``_parameter_constraints`` (its documented convention).
+FOREIGN_PRIVATE_OK = {"_SubParsersAction", "_exit", "_replace", "_parameter_constraints"}
+
+
+def _defined_private_names(tree: ast.AST) -> set[str]:
+    """Private names a module defines: functions and methods, class attributes, and
+    attributes it assigns (``self._x = ...``)."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(node.name)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            out.add(node.attr)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            out.add(node.id)
+    return {name for name in out if name.startswith("_")}
+
+
+@pytest.mark.parametrize("path", sorted(SRC.rglob("*.py")), ids=lambda p: str(p.relative_to(SRC)))
+def test_no_private_attribute_of_another_module_is_read(path):
+    # ``obj._name`` where obj is not self or cls is a read of another module's private
+    # attribute unless this module defines ``_name`` (its own class's state)
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    own = _defined_private_names(tree)
+    bad = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Attribute) and node.attr.startswith("_")):
+            continue
+        if node.attr.startswith("__") or node.attr in own or node.attr in FOREIGN_PRIVATE_OK:
+            continue
+        base = node.value
+        if isinstance(base, ast.Name) and base.id in ("self", "cls"):
+            continue
+        if isinstance(base, ast.Call) and getattr(base.func, "id", None) in ("type", "super"):
+            continue
+        bad.append(f"line {node.lineno}: {ast.unparse(node)}")
+    assert not bad, bad

@@ -27,6 +27,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike
 from sklearn.utils import check_random_state
 
+from ._dask import is_dask_array
 from ._landmark_blocks import (
     DEFAULT_CHUNK,
     SIGMA_RULES,
@@ -243,17 +244,13 @@ def encode(
     X: ArrayLike, graph: LandmarkGraph, *, chunk_size: int = DEFAULT_CHUNK
 ) -> tuple[np.ndarray, np.ndarray]:
     """Sparse code (nearest landmarks, eq. 3 weights) of new points with a fitted graph."""
-    if _is_dask(X):
+    if is_dask_array(X):
         from ._dask import dask_encode
 
         return dask_encode(X, graph, chunk_size=chunk_size)
     r = graph.nearest.shape[1]
     sq, ind = search(X, graph.landmarks, r, squared=True)
     return ind, gaussian_code_weights(sq, graph.sigma)
-
-
-def _is_dask(X) -> bool:
-    return type(X).__module__.startswith("dask.")
 
 
 # ------------------------------------------------------------------ the graph
@@ -310,7 +307,7 @@ def build_landmark_graph(
     with stage("graph") as st:
         st.detail = f"landmarks: {p} ({init}), {r} nearest per point"
         U, idx = select_landmarks(X, p, init=init, random_state=random_state)
-        if _is_dask(X):
+        if is_dask_array(X):
             from ._dask import dask_landmark_code
 
             ind, w, d, G, sig = dask_landmark_code(X, U, r, sigma, sigma_rule)
@@ -350,7 +347,7 @@ def _finish_graph(U, idx, ind, w, d, G, sigma, rule) -> LandmarkGraph:
 
 
 def _remap(ind, remap: np.ndarray):
-    if _is_dask(ind):
+    if is_dask_array(ind):
         return ind.map_blocks(lambda b: remap[b], dtype=ind.dtype)
     return remap[ind]
 

@@ -30,6 +30,7 @@ from ..utils import (
     validate_params,
 )
 from ._closure import BatchForest, Known, known_structure
+from ._uncertainty import entropy, expected_queries, normalise_or_uniform
 
 #: The strategy names :func:`select_pairs` and :func:`learn` accept (besides ``"auto"``).
 STRATEGIES = ("random", "ffqs", "minmax", "npu", "spectral")
@@ -237,6 +238,14 @@ class PairSelector:
         return self._own_labels
 
     # ------------------------------------------------------------------ select
+    def rng_state(self) -> tuple:
+        """The state of the selector's random stream (to save a session and resume it)."""
+        return self._rng.get_state()
+
+    def set_rng_state(self, state: tuple) -> None:
+        """Resume the selector's random stream from :meth:`rng_state`."""
+        self._rng.set_state(state)
+
     def select(
         self,
         n_pairs: int,
@@ -475,8 +484,8 @@ class PairSelector:
                 share = np.bincount(leaf[m], minlength=n_leaves) / len(m)
                 P[:, h] += share[leaf]
         P[known.excluded[known.comp]] = 0.0
-        P = _normalise_or_uniform(P, ~known.excluded[known.comp])
-        score = _entropy(P) / _expected_queries(P)
+        P = normalise_or_uniform(P, ~known.excluded[known.comp])
+        score = entropy(P) / expected_queries(P)
         reps = [int(m[0]) for m in known.members]
         self._fill_by_score(known, forest, n_pairs, score, P, lambda h, x: reps[h])
 
@@ -560,10 +569,10 @@ class PairSelector:
         allowed = np.ones((len(L), l + n_new), dtype=bool)
         allowed[:, :l] = ~known.excluded[known.comp]
         P[~allowed] = 0.0
-        P = _normalise_or_uniform(P, allowed)
+        P = normalise_or_uniform(P, allowed)
         # sampling weight: NPU's normalised uncertainty; a sample without replacement with
         # probabilities proportional to it (Efraimidis & Spirakis keys u^(1/w))
-        weight = _entropy(P) / _expected_queries(P, n_new=n_new)
+        weight = entropy(P) / expected_queries(P, n_new=n_new)
         key = np.log(self._rng.uniform(1e-300, 1.0, size=len(weight))) / np.maximum(weight, 1e-12)
         hood_reps = []
         for m in known.members:
@@ -583,38 +592,6 @@ class PairSelector:
         self._fill_by_score(
             known, forest, n_pairs, key, P[:, :l], lambda h, x: hood_reps[h], first=explore
         )
-
-
-def _normalise_or_uniform(P: np.ndarray, allowed: np.ndarray) -> np.ndarray:
-    """Rows of P scaled to sum 1; an all-zero row becomes uniform over its allowed entries."""
-    s = P.sum(axis=1, keepdims=True)
-    zero = s[:, 0] <= 0
-    if np.any(zero):
-        P = P.copy()
-        P[zero] = allowed[zero].astype(float)
-        s = P.sum(axis=1, keepdims=True)
-    return P / np.maximum(s, 1e-300)
-
-
-def _entropy(P: np.ndarray) -> np.ndarray:
-    with np.errstate(divide="ignore", invalid="ignore"):
-        logs = np.where(P > 0, np.log(np.where(P > 0, P, 1.0)), 0.0)
-    return -np.sum(P * logs, axis=1)
-
-
-def _expected_queries(P: np.ndarray, n_new: int = 0) -> np.ndarray:
-    """Expected number of queries to place a point asked in decreasing order of p.
-
-    ``sum_r r p_(r)`` over the known neighbourhoods (Xiong et al. 2014, eq. 8); with a
-    "new group" column (``n_new=1``), a point of a new group costs one query per allowed
-    neighbourhood.
-    """
-    l = P.shape[1] - n_new
-    Ph = -np.sort(-P[:, :l], axis=1)
-    cost = Ph @ np.arange(1, l + 1)
-    if n_new:
-        cost = cost + P[:, -1] * np.count_nonzero(P[:, :l] > 0, axis=1).clip(min=1)
-    return np.maximum(cost, 1.0)
 
 
 @validate_params(

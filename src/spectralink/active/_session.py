@@ -179,7 +179,7 @@ class QuerySession:
             b = min(b, self.n_queries - self.n_asked)
         labels = self.guide.labels_ if self.uses_partition else None
         pairs = self.selector.select(b, self.constraints, labels, exclude=self._skipped)
-        self._rng_after_draw = self.selector._rng.get_state()
+        self._rng_after_draw = self.selector.rng_state()
         if len(pairs) == 0:
             self.report.stopped = "exhausted"
             self.finished = True
@@ -323,6 +323,6 @@ class QuerySession:
         self.fitted_on, self._last_fit_at = closed.fitted_on, closed.last_fit_at
         if self.selector.n_clusters_ != closed.n_clusters:
             self.selector.use_n_clusters(closed.n_clusters)
-        self.selector._rng.set_state(closed.rng_state)
+        self.selector.set_rng_state(closed.rng_state)
         self._rng_after_draw = closed.rng_state
         self._batch, self._answers = closed.pairs, list(closed.answers)

@@ -274,7 +274,7 @@ def method_params(name: str) -> set[str]:
     """The constructor parameters of the method ``name``."""
     from ..registry import get_method
 
-    return set(get_method(name)._get_param_names())
+    return set(get_method(name)().get_params(deep=False))
 
 
 def check_method_params(name: str, params: dict) -> None:

@@ -97,7 +97,7 @@ def _method_probes(methods, n_clusters: int, n_samples: int) -> tuple[dict, dict
         # scikit-learn's parameter checks run at the start of fit; run them now so that
         # a bad value fails once, not in every run
         try:
-            probe._validate_params()
+            check_params(cls._parameter_constraints, probe.get_params(deep=False), cls.__name__)
         except ValueError as exc:
             raise ValueError(f"method {label!r}: {exc}") from None
         if getattr(cls, "_two_clusters_only", False) and n_clusters != 2:

@@ -170,6 +170,13 @@ class AffinityGraphMixin:
         )
         return F
 
+    def neighbour_weights(self, X: ArrayLike) -> tuple[sp.csr_matrix, np.ndarray | None]:
+        """``(C, nearest)``: the weights of new points to the training points in the fitted
+        graph's kernel (n_new x n_train, sparse), and each one's nearest training point
+        (None with a precomputed affinity): what :meth:`predict` votes or embeds with."""
+        check_is_fitted(self, "labels_")
+        return self._new_point_affinity(X)
+
     def _new_point_affinity(self, X) -> tuple[sp.csr_matrix, np.ndarray | None]:
         """Weights ``C`` (n_new x n_train) of new points to the training points of the fitted
         graph, and each new point's nearest training point (``None`` when precomputed)."""

@@ -12,6 +12,7 @@ from numpy.typing import ArrayLike
 from sklearn.utils.validation import check_is_fitted
 
 from .. import landmarks as lm
+from .._dask import is_dask_array
 from ..parallel import limit_threads
 from ..spectral import cluster_means, kmeans_rows, nearest_center, normalize_rows
 from ..utils import Int, StrOptions, check_features, check_n_clusters
@@ -174,7 +175,7 @@ class LandmarkClustering(ConstrainedFitMixin):
         """The guard returned NCut's partition: each new point gets the weighted vote of
         its neighbours in NCut's k-NN graph (its nearest point when all weights vanish),
         as the graph methods do after a fallback."""
-        C, nearest = self._reference_._new_point_affinity(X)
+        C, nearest = self._reference_.neighbour_weights(X)
         labels = weighted_vote(C, self.labels_, self.n_clusters)
         isolated = np.asarray(C.sum(axis=1)).ravel() <= 0
         labels[isolated] = self.labels_[nearest[isolated]]
@@ -199,7 +200,7 @@ class LandmarkClustering(ConstrainedFitMixin):
 
     def _embed(self, nearest, weights, M):
         """``Z^T M`` in-core or as a gathered dask computation."""
-        if lm._is_dask(nearest):
+        if is_dask_array(nearest):
             from .._dask import dask_embed
 
             return np.asarray(dask_embed(nearest, weights, M).compute())

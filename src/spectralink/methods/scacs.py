@@ -40,6 +40,7 @@ import scipy.linalg as la
 import scipy.sparse as sp
 
 from .. import landmarks as lm
+from .._dask import is_dask_array
 from ..constraints import Constraints
 from ..solvers.constrained_pencil import (
     constraint_block,
@@ -65,7 +66,7 @@ def scacs_beta0(n_constrained: int, n_samples: int) -> float:
 
 def _code_rows(graph: lm.LandmarkGraph, P: np.ndarray) -> sp.csc_matrix:
     """``Z_hat_P`` (p x |P|): the normalised code of the constrained points."""
-    if lm._is_dask(graph.nearest):
+    if is_dask_array(graph.nearest):
         from .._dask import take_rows
 
         ind, w = take_rows(graph.nearest, P), take_rows(graph.weights, P)
