@@ -49,27 +49,6 @@ class PairRow(NamedTuple):
         return f"{self.path}:{self.line}"
 
 
-def parse_pairs_csv(
-    path: str | PathLike,
-    n_samples: int,
-    *,
-    skip_unanswered: bool = False,
-    ids: Sequence[str] | None = None,
-) -> tuple[list, list, list, int]:
-    """``(must_link, cannot_link, weights, n_unanswered)`` read from a constraints file.
-
-    The rows as given (not yet validated as constraints); see
-    :func:`~spectralink.constraints.read_constraints_csv` for the format.
-    """
-    rows, unanswered = read_pair_rows(path, n_samples, skip_unanswered=skip_unanswered, ids=ids)
-    ml = [(r.i, r.j) for r in rows if r.kind == "ml"]
-    cl = [(r.i, r.j) for r in rows if r.kind == "cl"]
-    weights = [r.weight for r in rows if r.kind == "ml"] + [
-        r.weight for r in rows if r.kind == "cl"
-    ]
-    return ml, cl, weights, unanswered
-
-
 def read_pair_rows(
     path: str | PathLike,
     n_samples: int,
