@@ -32,6 +32,7 @@ from ._landmark_blocks import (
     nearest_block,
     sigma_from_rule,
 )
+from .exceptions import MissingExtraError
 
 if TYPE_CHECKING:
     import dask.array as da
@@ -46,7 +47,7 @@ def _import_dask():
         import dask
         import dask.array as da
     except ImportError:  # pragma: no cover - exercised only without dask
-        raise ImportError(
+        raise MissingExtraError(
             "backend='dask' needs dask: pip install 'spectralink[dask]' (dask[array], distributed)."
         ) from None
     return dask, da

@@ -87,4 +87,6 @@ class ContradictoryAnswerWarning(UserWarning):
 
 class MissingExtraError(ImportError):
     """A feature needs an optional extra that is not installed; the message says which
-    (``pip install "spectralink[label]"``)."""
+    (``pip install "spectralink[label]"``). The one error for every missing extra (the
+    labelling page, Parquet, Dask, PyNNDescent); an ``ImportError``, so code catching that
+    keeps working."""

@@ -20,7 +20,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike
 from scipy.sparse.csgraph import connected_components
 
-from .exceptions import DisconnectedGraphWarning, one_line
+from .exceptions import DisconnectedGraphWarning, MissingExtraError, one_line
 from .neighbors import ANN_THRESHOLD, kneighbors
 
 __all__ = [
@@ -83,9 +83,8 @@ def kneighbors_query(
         try:
             from pynndescent import NNDescent
         except ImportError as exc:
-            raise ImportError(
-                "method='nndescent' needs the optional 'pynndescent' package: "
-                "pip install 'spectralink[pynndescent]'"
+            raise MissingExtraError(
+                "method='nndescent' needs PyNNDescent: pip install 'spectralink[pynndescent]'"
             ) from exc
         seed = (
             None if random_state is None

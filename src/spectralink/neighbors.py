@@ -49,6 +49,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .exceptions import MissingExtraError
 from .parallel import limit_threads, n_threads
 from .progress import current_stage, stage
 
@@ -522,7 +523,7 @@ def _nndescent(X: np.ndarray, k: int, random_state):
     try:
         from pynndescent import NNDescent
     except ImportError as exc:
-        raise ImportError(
+        raise MissingExtraError(
             "method='nndescent' needs PyNNDescent: pip install 'spectralink[pynndescent]'"
         ) from exc
     from sklearn.utils import check_random_state

@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from .cells import Column, is_number, numeric_column, parse_cells
+from .exceptions import MissingExtraError
 from .utils import StrOptions, validate_params
 
 __all__ = [
@@ -558,7 +559,7 @@ def _import_pandas_for_parquet(path: Path):
     except ImportError:
         missing.append("pyarrow")
     if missing:
-        raise ValueError(
+        raise MissingExtraError(
             f"{path}: reading Parquet needs {' and '.join(missing)}; install them with "
             "pip install 'spectralink[parquet]'."
         )
