@@ -425,9 +425,9 @@ class Auto(ConstrainedFitMixin):
                 # a candidate failing on a fold (COP-KMeans: no feasible assignment) is
                 # scored nan and never chosen; that is part of the selection, not news
                 warnings.simplefilter("ignore", FitFailedWarning)
+                n_candidates = sum(len(entry.get("sigma", [None])) for entry in grid)
                 announce(
-                    f"Auto: searching {len(grid)} candidate settings on {X_search.shape[0]:,}"
-                    " points",
+                    f"Auto: searching {n_candidates} candidates on {X_search.shape[0]:,} points",
                     self.verbose,
                 )
                 search.fit(X_search, constraints=cons_search)
