@@ -9,12 +9,14 @@ the selector's graph, the preview CCSKL refits in the background), and ``--metho
 (the strategy reads CCSKL's partition, refitted after every batch of 10 as ``learn`` does;
 the server starts that refit, for both answers, when the last question of a batch is drawn,
 and the click that ends the batch waits for what is left of it: ``--think`` seconds between
-a question drawn and its click play a person looking at the pair). With ``--screenshots
-DIR`` it writes the documentation's pictures of the page instead (digits as images, a table
-of texts).
+a question drawn and its click play a person looking at the pair); ``--settings auto`` adds
+``--method auto``, whose strategy reads Auto's choice (searched at checkpoints). With
+``--screenshots DIR`` it writes the documentation's pictures of the page instead (digits
+as images, a table of texts).
 
     python -m benchmarks.bench_label --clicks 40
     python -m benchmarks.bench_label --clicks 40 --think 2
+    python -m benchmarks.bench_label --clicks 40 --settings auto
     python -m benchmarks.bench_label --screenshots docs/_static
 
 Results: ``docs/results/label.md``.
@@ -85,7 +87,10 @@ def click_through(page, y, clicks: int, think: float = 0.0) -> tuple[list[float]
     return times, fitting
 
 
-def measure(browser, clicks: int, think: float) -> None:
+SETTINGS = {"default": [], "ccskl": ["-m", "ccskl"], "auto": ["-m", "auto"]}
+
+
+def measure(browser, clicks: int, think: float, settings: list[str]) -> None:
     X, y = load("usps")
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "usps.npy"
@@ -93,8 +98,10 @@ def measure(browser, clicks: int, think: float) -> None:
         print(f"a question drawn, then {think:g} s, then the click")
         print("| setting | clicks | median (ms) | 90th pct (ms) | max (ms) | refit running |")
         print("|---|---|---|---|---|---|")
-        for name, extra in (("default", []), ("--method ccskl", ["-m", "ccskl"])):
-            out = Path(tmp) / f"answers_{len(extra)}.csv"
+        for setting in settings:
+            extra = SETTINGS[setting]
+            name = "default" if not extra else f"--method {setting}"
+            out = Path(tmp) / f"answers_{setting}.csv"
             proc, url = start([data, "-k", 10, "--image-shape", "16x16", "-o", out, *extra])
             page = browser.new_page()
             page.goto(url)
@@ -192,6 +199,7 @@ def main() -> None:
         "--think", type=float, default=0.0, help="seconds between a question drawn and its click"
     )
     p.add_argument("--screenshots", metavar="DIR", help="write the documentation's pictures")
+    p.add_argument("--settings", default="default,ccskl", help=f"of {', '.join(SETTINGS)}")
     args = p.parse_args()
     exe = os.environ.get("SPECTRALINK_CHROMIUM") or shutil.which("chromium")
     print(f"load average before: {os.getloadavg()}", flush=True)
@@ -200,7 +208,7 @@ def main() -> None:
         if args.screenshots:
             screenshots(browser, Path(args.screenshots))
         else:
-            measure(browser, args.clicks, args.think)
+            measure(browser, args.clicks, args.think, args.settings.split(","))
         browser.close()
     print(f"load average after: {os.getloadavg()}")
 

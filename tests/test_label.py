@@ -429,3 +429,28 @@ def test_the_map_spreads_a_component_the_embedding_collapses():
     lone = PCA(2, random_state=0).fit_transform(G)
     lone = (lone - lone.min(axis=0)) / (lone.max(axis=0) - lone.min(axis=0))
     np.testing.assert_allclose(map_layout(G, X), lone)
+
+
+def test_a_searching_preview_shows_the_guides_partition_without_a_fit(tmp_path, blobs):
+    # with --method auto the preview is the partition Auto's checkpoints give the loop: a
+    # search per answer would hold the worker the next click's refit waits for
+    from spectralink import Auto
+
+    X, y = blobs
+    sel = PairSelector(4, random_state=0).fit(X)
+    auto = Auto(4, methods=["ccsr"], sigmas=None, random_state=0, verbose=0)
+    session = LabelSession(
+        X, sel, AnswerLog(tmp_path / "answers.csv", len(X)), ItemView(X), estimator=auto,
+        preview=auto, batch_size=5, processes=False,
+    )  # fmt: skip
+    submitted = []
+    real_submit = session.fitter.submit
+    session.fitter.submit = lambda est, cons: submitted.append(est) or real_submit(est, cons)
+    for _ in range(5):  # one batch: the guide is refitted at its end
+        i, j = session.session.pending()
+        session.answer((i, j), bool(y[i] == y[j]))
+    before = len(submitted)
+    session.refit_preview()
+    assert len(submitted) == before  # the preview fitted nothing
+    np.testing.assert_array_equal(session.preview_state()["labels"], session.session.guide.labels_)
+    session.close()

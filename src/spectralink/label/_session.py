@@ -275,6 +275,14 @@ class LabelSession:
         if self.preview is None:
             return
         cons = self.constraints()
+        if callable(getattr(self.preview, "refit_choice", None)):
+            # a searching estimator (Auto): the preview is the partition its search at
+            # checkpoints gives the loop; a search per answer would hold the worker that
+            # the next click's refit needs (a minute on USPS)
+            labels = getattr(self.session.guide, "labels_", None)
+            if labels is not None:
+                self._show(np.asarray(labels), None, len(cons))
+            return
         self.fitting = True
         try:
             # as the loop's guide: the method's partition, without the guard's refits,
@@ -286,10 +294,14 @@ class LabelSession:
             labels, error = self._preview["labels"], f"{type(exc).__name__}: {exc}"
         finally:
             self.fitting = False
+        self._show(labels, error, len(cons))
+
+    def _show(self, labels, error: str | None, n_answers: int) -> None:
+        """The preview the page draws next: its labels, and the error of a failed fit."""
         self._preview = {
             "version": self._preview["version"] + 1,
             "labels": labels,
-            "n_answers": len(cons),
+            "n_answers": n_answers,
             "error": error,
         }
 
