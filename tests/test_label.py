@@ -454,3 +454,32 @@ def test_a_searching_preview_shows_the_guides_partition_without_a_fit(tmp_path, 
     assert len(submitted) == before  # the preview fitted nothing
     np.testing.assert_array_equal(session.preview_state()["labels"], session.session.guide.labels_)
     session.close()
+
+
+def test_a_search_runs_beside_the_clicks_and_is_adopted(tmp_path, blobs, monkeypatch):
+    # the clicks refit Auto's choice only; the search due at a checkpoint runs in a second
+    # worker (the preview thread's work) and the loop's guide adopts it when it ends
+    import spectralink.active._guide as guide_module
+    from spectralink import Auto
+
+    monkeypatch.setattr(guide_module, "SEARCH_MIN_PAIRS", 10)
+    X, y = blobs
+    sel = PairSelector(4, random_state=0).fit(X)
+    auto = Auto(4, methods=["ccsr"], sigmas=None, cv=3, random_state=0, verbose=0)
+    session = LabelSession(
+        X, sel, AnswerLog(tmp_path / "answers.csv", len(X)), ItemView(X), estimator=auto,
+        preview=auto, batch_size=5, processes=False,
+    )  # fmt: skip
+    for _ in range(10):  # two batches: the search is due at the end of the second
+        i, j = session.session.pending()
+        session.answer((i, j), bool(y[i] == y[j]))
+    guide = session.session.guide
+    assert guide.defer and guide.searches == 0 and guide.search_due == 10
+    session.refit_preview()  # the search, in the second worker
+    guide = session.session.guide
+    assert guide.searches == 1 and guide.searched_on == 10 and guide.search_due is None
+    assert guide.estimator.search_ is not None
+    i, j = session.session.pending()
+    session.answer((i, j), bool(y[i] == y[j]))  # the next clicks refit the searched choice
+    assert session.session.guide.searched_on == 10
+    session.close()

@@ -28,7 +28,10 @@ class _SearchCheckpoints:
     ``fit`` runs the estimator's own ``fit`` (the search, with one repeat of the folds when
     the estimator has ``n_repeats``) when the kept answers reach :data:`SEARCH_MIN_PAIRS`
     and then each time they have grown by :data:`SEARCH_GROWTH` since the last search;
-    otherwise its ``refit_choice``. ``searches`` counts the searches.
+    otherwise its ``refit_choice``. ``searches`` counts the searches. With ``defer`` set
+    (the labelling page, whose clicks must not wait for a search), ``fit`` only refits the
+    choice and leaves ``search_due`` (the number of answers a search is due at) for the
+    caller to run the search elsewhere and :meth:`adopt` it.
     """
 
     def __init__(self, estimator) -> None:
@@ -42,16 +45,27 @@ class _SearchCheckpoints:
             self.estimator.set_params(verbose=0)  # one of many fits: no stage lines
         self.searched_on = 0
         self.searches = 0
+        self.defer = False
+        self.search_due: int | None = None
 
     def fit(self, X, constraints: Constraints):
         n = len(constraints)
-        if n >= max(SEARCH_MIN_PAIRS, SEARCH_GROWTH * self.searched_on):
+        due = n >= max(SEARCH_MIN_PAIRS, SEARCH_GROWTH * self.searched_on)
+        if due and not self.defer:
             self.estimator.fit(X, constraints=constraints)
-            self.searched_on = n
-            self.searches += 1
+            self.adopt(self.estimator, n)
         else:
+            self.search_due = n if due else None
             self.estimator.refit_choice(X, constraints=constraints)
         return self
+
+    def adopt(self, searched, n_answers: int) -> None:
+        """Take ``searched`` (the estimator after a search on ``n_answers`` answers, run
+        here or elsewhere) as the choice refitted from now on."""
+        self.estimator = searched
+        self.searched_on = n_answers
+        self.searches += 1
+        self.search_due = None
 
     @property
     def labels_(self) -> np.ndarray:

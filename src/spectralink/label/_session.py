@@ -12,6 +12,7 @@ file is rebuilt from it at start: restarting with the same file resumes.
 
 from __future__ import annotations
 
+import copy
 import threading
 
 import numpy as np
@@ -90,13 +91,15 @@ class LabelSession:
         self.fitting = False
         self._layout: dict | None = None
         self.fitter = Fitter(X, processes=processes)
+        self.searcher: Fitter | None = None  # a second worker, for a search (Auto)
+        self._searched: tuple | None = None  # (the searched estimator, its answers)
         self._ahead: dict = {}
         self.session = self._resume()
         self._fit_ahead()
 
     # ------------------------------------------------------------------ start
     def _new_session(self, known: Constraints) -> QuerySession:
-        return QuerySession(
+        session = QuerySession(
             self.selector,
             self.X,
             self.n_queries,
@@ -105,6 +108,11 @@ class LabelSession:
             batch_size=self.batch_size,
             refit_every=self.refit_every,
         )
+        if callable(getattr(session.guide, "adopt", None)):
+            # a search at checkpoints (Auto): the clicks refit its choice, the search runs
+            # beside them (refit_preview) and is adopted when it ends
+            session.guide.defer = True
+        return session
 
     def _resume(self) -> QuerySession:
         """Replay the answers file. When its pairs are those this loop asks (same data,
@@ -190,6 +198,7 @@ class LabelSession:
                     future.cancel()  # a refit for the answer not given, not started yet
             self._ahead = {}
             self.session.answer(answer)
+            self._keep_search()
             self._fit_ahead()
         self._changed.set()
 
@@ -279,6 +288,7 @@ class LabelSession:
             # a searching estimator (Auto): the preview is the partition its search at
             # checkpoints gives the loop; a search per answer would hold the worker that
             # the next click's refit needs (a minute on USPS)
+            self._search_if_due(cons)
             labels = getattr(self.session.guide, "labels_", None)
             if labels is not None:
                 self._show(np.asarray(labels), None, len(cons))
@@ -295,6 +305,35 @@ class LabelSession:
         finally:
             self.fitting = False
         self._show(labels, error, len(cons))
+
+    def _search_if_due(self, cons: Constraints) -> None:
+        """Run the search the loop's guide has due (``search_due``) in the second worker,
+        then adopt it: the clicks meanwhile refit the last choice, never waiting for it."""
+        with self.lock:
+            guide = self.session.guide
+            due = getattr(guide, "search_due", None)
+            if due is None or (self._searched is not None and self._searched[1] >= due):
+                return
+            estimator = copy.deepcopy(guide.estimator)
+        if self.searcher is None:
+            self.searcher = Fitter(self.X, processes=self.fitter.processes)
+        self.fitting = True
+        try:
+            searched = self.searcher.submit(estimator, cons).result()
+        except Exception:  # the loop goes on with the last choice; the next answers retry
+            return
+        finally:
+            self.fitting = False
+        with self.lock:
+            self._searched = (searched, len(cons))
+            self._keep_search()
+
+    def _keep_search(self) -> None:
+        """The last search adopted by the loop's guide (a refit prepared before it ended
+        may have replaced the guide with an older one)."""
+        guide = self.session.guide
+        if self._searched is not None and getattr(guide, "searched_on", 0) < self._searched[1]:
+            guide.adopt(copy.deepcopy(self._searched[0]), self._searched[1])
 
     def _show(self, labels, error: str | None, n_answers: int) -> None:
         """The preview the page draws next: its labels, and the error of a failed fit."""
@@ -326,6 +365,8 @@ class LabelSession:
         """Stop the background threads after their current fits."""
         self._closing.set()
         self.fitter.shutdown()
+        if self.searcher is not None:
+            self.searcher.shutdown()
 
 
 def _deliver(job, future) -> None:
