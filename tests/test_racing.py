@@ -36,7 +36,7 @@ def test_a_candidate_clearly_behind_stops_after_the_first_folds():
     table[1] += np.tile([0.01, -0.02, 0.0, 0.02, -0.01], 3)  # spread: the lead is not exact
     calls: list = []
     out, raced_out, used = race_splits(
-        [None] * 3, [None] * 15, [0] * 15, _fake_fit(table, calls), n_repeats=3, n_se=2.0,
+        3, 15, _fake_fit(table, calls), n_repeats=3, n_se=2.0,
         decide_n_se=np.inf,
     )  # fmt: skip
     fitted = {i: sorted(j for c, j in calls if c == i) for i in range(3)}
@@ -52,9 +52,7 @@ def test_a_decided_first_repeat_fits_no_more_repeats():
     table = np.vstack([np.tile(base, 3), np.tile(base + 0.15, 3), np.tile(base - 0.5, 3)])
     table[1, :5] += [0.001, -0.002, 0.0, 0.002, -0.001]  # a paired difference with spread
     calls: list = []
-    out, _, used = race_splits(
-        [None] * 3, [None] * 15, [0] * 15, _fake_fit(table, calls), n_repeats=3, n_se=2.0
-    )
+    out, _, used = race_splits(3, 15, _fake_fit(table, calls), n_repeats=3, n_se=2.0)
     assert max(j for _, j in calls) == 4 and used == 5  # the first repeat only
     assert len(out) == 3 * 5 and np.isfinite(out[0][0][0])
     scores = table[:, :5]
@@ -69,7 +67,7 @@ def test_the_better_half_goes_on_and_the_best_two_repeat():
     table = 0.8 + 0.001 * np.arange(7)[:, None] + 0.05 * rng.standard_normal((7, 15))
     calls: list = []
     race_splits(
-        [None] * 7, [None] * 15, [0] * 15, _fake_fit(table, calls), n_repeats=3, n_se=2.0,
+        7, 15, _fake_fit(table, calls), n_repeats=3, n_se=2.0,
         decide_n_se=np.inf,
     )  # fmt: skip
     rest = {i for i, j in calls if 3 <= j < 5}
@@ -85,9 +83,7 @@ def test_the_better_half_goes_on_and_the_best_two_repeat():
 def test_without_a_race_everything_is_fitted():
     table = np.arange(12, dtype=float).reshape(3, 4)
     calls: list = []
-    out, raced_out, used = race_splits(
-        [None] * 3, [None] * 4, [0] * 4, _fake_fit(table, calls), n_repeats=1, n_se=None
-    )
+    out, raced_out, used = race_splits(3, 4, _fake_fit(table, calls), n_repeats=1, n_se=None)
     assert len(calls) == 12 and not any(raced_out)
     assert [o[0][0] for o in out] == table.ravel().tolist()
 

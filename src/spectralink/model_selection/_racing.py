@@ -90,20 +90,20 @@ def decided(scores: np.ndarray, alive: np.ndarray, reference: int, n_se: float) 
 
 
 def race_splits(
-    prepared: list[tuple],
-    splits: list[tuple[Constraints, Constraints]],
-    fit_seeds: list[int],
-    fit: Callable[[list[tuple], list[int]], list[list[tuple]]],
+    n_cand: int,
+    n_splits: int,
+    fit: Callable[[list[int], list[int]], list[list[tuple]]],
     *,
     n_repeats: int,
     n_se: float | None,
     reference: int = 0,
     decide_n_se: float = 3.0,
 ) -> tuple[list[tuple], list[bool], int]:
-    """Every prepared candidate's result on every split, raced.
+    """Every one of ``n_cand`` candidates' result on every one of ``n_splits`` splits,
+    raced.
 
-    ``fit(candidates, split_indices)`` fits and scores the candidates (indices into
-    ``prepared``) on those splits and returns, per candidate, one result tuple
+    ``fit(candidates, split_indices)`` fits and scores the candidates (their indices) on
+    those splits and returns, per candidate, one result tuple
     ``(scores, fit_time, error)`` per split. With ``n_se`` None every candidate runs every
     split. Otherwise the rounds are: the first :data:`EARLY_FOLDS` splits for all; the
     rest of the first repeat for those not behind at ``EARLY_MARGIN * n_se``, at most
@@ -114,7 +114,6 @@ def race_splits(
     first repeat's only when it decided), splits not fitted as ``(nan scores, nan, None)``,
     which candidates were set aside, and the number of splits used.
     """
-    n_cand, n_splits = len(prepared), len(splits)
     n_first = n_splits // max(n_repeats, 1)
     rounds = _rounds(n_first, n_splits, raced=n_se is not None and n_cand > 1)
     results: list[list[Any]] = [[None] * n_splits for _ in range(n_cand)]

@@ -500,7 +500,7 @@ class ConstraintSearchCV(BaseEstimator):
         )  # fmt: skip
         try:
             out, raced_out, used = race_splits(
-                prepared, splits, fit_seeds, fit, n_repeats=self.n_repeats_, n_se=self.race
+                len(prepared), len(splits), fit, n_repeats=self.n_repeats_, n_se=self.race
             )
         finally:
             if bar is not None:
