@@ -70,6 +70,13 @@ def _fit(name, k, X, cons, seed):
     return labels, degenerate
 
 
+def _draw(y, protocol: str, count: int, seed: int) -> Constraints:
+    """Random pairs, or all pairs among ``count`` labelled points per class."""
+    if protocol == "pairs":
+        return Constraints.from_labels(y, count, random_state=seed)
+    return Constraints.from_labeled_subset(y, count * len(np.unique(y)), random_state=seed)
+
+
 @cache  # the same NCut fits serve every case of a dataset
 def _ncut_error(data: str) -> float:
     X, y = dataset(data)
@@ -105,10 +112,7 @@ def test_not_worse_than_ncut(data, name, protocol, count, request):
     k = len(np.unique(y))
     errs = []
     for s in DRAWS:
-        if protocol == "pairs":
-            cons = Constraints.from_labels(y, count, random_state=s)
-        else:
-            cons = Constraints.from_labeled_subset(y, count * k, random_state=s)
+        cons = _draw(y, protocol, count, s)
         errs.append(clustering_error(y, _fit(name, k, X, cons, s)[0]))
     base = _ncut_error(data)
     summary = np.median if (data, name, protocol, count) in CHAOTIC else np.mean
@@ -123,10 +127,7 @@ def test_auto_not_worse_than_ncut(data, name, protocol, count):
     k = len(np.unique(y))
     errs = []
     for s in DRAWS:
-        if protocol == "pairs":
-            cons = Constraints.from_labels(y, count, random_state=s)
-        else:
-            cons = Constraints.from_labeled_subset(y, count * k, random_state=s)
+        cons = _draw(y, protocol, count, s)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             auto = Auto(k, methods=[name, "ccsr", "lscp"], random_state=s, verbose=0)
