@@ -12,6 +12,7 @@ every method that clusters a k-NN (or precomputed, or learnt) graph.
 
 from __future__ import annotations
 
+import numbers
 import warnings
 from dataclasses import replace
 from types import SimpleNamespace
@@ -28,6 +29,7 @@ from ..graph import check_cross_affinity, safe_degrees
 from ..progress import stage
 from ..spectral import (
     kmeans_rows,
+    laplacian_eigenvectors,
     nearest_center,
     njw_clustering,
     nystrom_extension,
@@ -41,6 +43,7 @@ __all__ = [
     "ConstrainedClusteringMixin",
     "EigenvectorRefitMixin",
     "NYSTROM_MIN_EIGENVALUE",
+    "check_n_components",
     "shareable_knn_graph",
     "weighted_vote",
 ]
@@ -288,12 +291,25 @@ class ConstrainedClusteringMixin(AffinityGraphMixin, ConstrainedFitMixin):
 
 
 class EigenvectorRefitMixin:
-    """Guard plan and diagnostics of the methods that adapt the eigenvectors of the graph
-    (``eigenvectors_``, ascending) through a ``fit_embedding`` hook (CCSR, CCSKL): NCut's
+    """What the methods that adapt the eigenvectors of the graph share (CCSR, CCSKL): the
+    fit up to the eigenvectors (``eigenvectors_``, ascending, then the method's
+    ``_fit_embedding``), and the guard plan and diagnostics on them: NCut's
     partition is k-means on the first ``n_clusters`` of them, row-normalised (on another
     graph than NCut's default one, the guard compares with NCut at its defaults), and the
     refits reuse them. Being at hand, NCut's partition also gives ``n_violated_reference_``.
     """
+
+    def _fit(self, X, constraints):
+        m = check_n_components(self.n_components, X.shape[0])
+        W = self._affinity(X)
+        vals, F = laplacian_eigenvectors(
+            W, m, random_state=self.random_state, n_clusters=self.n_clusters
+        )
+        self.affinity_matrix_ = W
+        self.eigenvalues_ = vals
+        self.eigenvectors_ = F
+        self._fit_embedding(F, constraints)
+        return self
 
     def _guard_plan(self, X) -> GuardPlan:
         plan = super()._guard_plan(X)
@@ -319,6 +335,17 @@ class EigenvectorRefitMixin:
         # a count for a diagnostic: one k-means run (a tenth of the ten NCut's fit makes,
         # 0.08 s of a 0.43 s CCSR fit on USPS) is enough
         return self._ncut_on_eigenvectors(n_init=1)
+
+
+def check_n_components(n_components: int, n_samples: int) -> int:
+    """Validate the embedding order ``m`` (1 <= m <= n_samples)."""
+    if isinstance(n_components, bool) or not isinstance(n_components, numbers.Integral):
+        raise ValueError(f"n_components must be a positive integer, got {n_components!r}.")
+    if not 1 <= n_components <= n_samples:
+        raise ValueError(
+            f"n_components={n_components} must be between 1 and n_samples={n_samples}."
+        )
+    return int(n_components)
 
 
 def fit_quietly_embedding(estimator, eigenvectors: np.ndarray, constraints) -> np.ndarray:

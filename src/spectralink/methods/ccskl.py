@@ -25,12 +25,11 @@ from ..constraints import Constraints
 from ..metrics import clearly_fewer_violations
 from ..parallel import limit_threads
 from ..solvers.ordered_nnls import OrderedNNLSResult, ordered_design, ordered_nnls
-from ..spectral import cluster_means, kmeans_rows, laplacian_eigenvectors, normalize_rows
+from ..spectral import cluster_means, kmeans_rows, normalize_rows
 from ..utils import NON_NEGATIVE, Int, StrOptions
 from ._base import COMMON_CONSTRAINTS, GUARD_CONSTRAINT, ConstraintsLike, with_guard_doc
 from ._graph import ConstrainedClusteringMixin, EigenvectorRefitMixin
 from .ccsr import (
-    check_n_components,
     check_normalize_rows,
     projector_scale,
     shrinkage_weight,
@@ -197,18 +196,6 @@ class CCSKL(EigenvectorRefitMixin, ConstrainedClusteringMixin):
         self.normalize_rows = normalize_rows
         self.random_state = random_state
         self.guard = guard
-
-    def _fit(self, X, constraints):
-        m = check_n_components(self.n_components, X.shape[0])
-        W = self._affinity(X)
-        vals, F = laplacian_eigenvectors(
-            W, m, random_state=self.random_state, n_clusters=self.n_clusters
-        )
-        self.affinity_matrix_ = W
-        self.eigenvalues_ = vals
-        self.eigenvectors_ = F
-        self._fit_embedding(F, constraints)
-        return self
 
     def fit_embedding(self, F: ArrayLike, constraints: ConstraintsLike | None = None) -> CCSKL:
         """Fit from precomputed eigenvectors of the graph: every step of ``fit`` after them.

@@ -15,7 +15,6 @@ algorithm (see :class:`CCSR`).
 
 from __future__ import annotations
 
-import numbers
 import warnings
 
 import numpy as np
@@ -28,10 +27,10 @@ from ..constraints import Constraints
 from ..metrics import clearly_fewer_violations
 from ..parallel import limit_threads
 from ..solvers.psd_lstsq import PSDLstsqResult, accumulate_gram, psd_least_squares, svec
-from ..spectral import cluster_means, kmeans_rows, laplacian_eigenvectors, normalize_rows
+from ..spectral import cluster_means, kmeans_rows, normalize_rows
 from ..utils import NON_NEGATIVE, POSITIVE, Int, StrOptions
 from ._base import COMMON_CONSTRAINTS, GUARD_CONSTRAINT, ConstraintsLike, with_guard_doc
-from ._graph import ConstrainedClusteringMixin, EigenvectorRefitMixin
+from ._graph import ConstrainedClusteringMixin, EigenvectorRefitMixin, check_n_components
 
 __all__ = [
     "CCSR",
@@ -49,17 +48,6 @@ __all__ = [
 AUTO_SHRINKAGE = 0.1
 #: ``shrinkage="auto"``: the weight halves at this many constraints per free parameter
 AUTO_HALF_COUNT = 4.0
-
-
-def check_n_components(n_components: int, n_samples: int) -> int:
-    """Validate the embedding order ``m`` (1 <= m <= n_samples)."""
-    if isinstance(n_components, bool) or not isinstance(n_components, numbers.Integral):
-        raise ValueError(f"n_components must be a positive integer, got {n_components!r}.")
-    if not 1 <= n_components <= n_samples:
-        raise ValueError(
-            f"n_components={n_components} must be between 1 and n_samples={n_samples}."
-        )
-    return int(n_components)
 
 
 def check_normalize_rows(normalize_rows: str | bool, shrinkage: str | float) -> bool:
@@ -306,18 +294,6 @@ class CCSR(EigenvectorRefitMixin, ConstrainedClusteringMixin):
         self.normalize_rows = normalize_rows
         self.random_state = random_state
         self.guard = guard
-
-    def _fit(self, X, constraints):
-        m = check_n_components(self.n_components, X.shape[0])
-        W = self._affinity(X)
-        vals, F = laplacian_eigenvectors(
-            W, m, random_state=self.random_state, n_clusters=self.n_clusters
-        )
-        self.affinity_matrix_ = W
-        self.eigenvalues_ = vals
-        self.eigenvectors_ = F
-        self._fit_embedding(F, constraints)
-        return self
 
     def fit_embedding(
         self,
