@@ -339,8 +339,11 @@ class ConstrainedFitMixin(ClusterMixin, BaseEstimator):
         return tags
 
 
-def fit_quietly(estimator: BaseEstimator, X, constraints: Constraints | None = None):
-    """``estimator`` fitted without its warnings (a guard's reference or refit is not news)."""
+def fit_quietly(
+    estimator: BaseEstimator, X, constraints: Constraints | None = None, *, method: str = "fit"
+):
+    """``estimator`` fitted (by its ``method``: ``fit``, ``fit_embedding``,
+    ``fit_landmark_graph``) without its warnings: a guard's reference or refit is not news."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return estimator.fit(X, constraints=constraints)
+        return getattr(estimator, method)(X, constraints=constraints)

@@ -313,9 +313,11 @@ class EigenvectorRefitMixin:
 
     def _guard_plan(self, X) -> GuardPlan:
         plan = super()._guard_plan(X)
-        refit = lambda train: fit_quietly_embedding(  # noqa: E731
-            self._unguarded_clone(), self.eigenvectors_, train
-        )
+
+        def refit(train):
+            unguarded = self._unguarded_clone()
+            return fit_quietly(unguarded, self.eigenvectors_, train, method="fit_embedding").labels_
+
         if getattr(self, "_graph_spec_", None) is not None and not self._graph_is_ncut_default():
             return replace(plan, refit=refit)  # NCut at its defaults, from the features
         reference = lambda: SimpleNamespace(labels_=self._ncut_on_eigenvectors())  # noqa: E731
@@ -346,13 +348,6 @@ def check_n_components(n_components: int, n_samples: int) -> int:
             f"n_components={n_components} must be between 1 and n_samples={n_samples}."
         )
     return int(n_components)
-
-
-def fit_quietly_embedding(estimator, eigenvectors: np.ndarray, constraints) -> np.ndarray:
-    """Labels of ``estimator.fit_embedding(eigenvectors, constraints)`` without warnings."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return estimator.fit_embedding(eigenvectors, constraints).labels_
 
 
 def _refits_on_its_graph(estimator: BaseEstimator) -> bool:

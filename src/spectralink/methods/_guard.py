@@ -97,7 +97,6 @@ __all__ = [
     "GuardPlan",
     "GuardReport",
     "degenerate_against",
-    "given_pairs_veto",
     "held_out_can_decide",
     "held_out_guard",
     "keeps_constrained",
@@ -418,23 +417,11 @@ def held_out_guard(
     )
 
 
-def given_pairs_veto(
-    labels: np.ndarray, reference_labels: np.ndarray, constraints: Constraints
-) -> GuardReport | None:
-    """The guard's two vetoes, which need no refit: a report with ``fallback`` (and
-    ``vetoed``) set when ``labels`` is degenerate where ``reference_labels`` is not
-    (:func:`degenerate_against`) or violates more of the given pairs; ``None`` when
-    neither applies. :func:`held_out_guard` runs it first; :class:`~spectralink.Auto`
-    runs it alone on a choice that has no held-out guard of its own."""
-    violated_all, violated_ref = (
-        constraints.violated(labels),
-        constraints.violated(reference_labels),
-    )
-    return _veto(labels, reference_labels, constraints, violated_all, violated_ref)
-
-
 def _veto(labels, reference_labels, constraints, violated_all, violated_ref) -> GuardReport | None:
-    """:func:`given_pairs_veto` on violations already counted (the guard counts them once)."""
+    """The guard's two vetoes, which need no refit, on violations already counted: a
+    report with ``fallback`` (and ``vetoed``) set when ``labels`` is degenerate where
+    ``reference_labels`` is not (:func:`degenerate_against`) or violates more of the given
+    pairs; ``None`` when neither applies."""
     if degenerate_against(labels, reference_labels, constraints):
         return _given_pairs_report(violated_all, violated_ref, vetoed=True, degenerate=True)
     if violated_all.sum() > violated_ref.sum():

@@ -4,7 +4,6 @@ through the landmark code (eq. 3 of Li et al., TKDE 2015)."""
 
 from __future__ import annotations
 
-import warnings
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -16,7 +15,7 @@ from .._dask import is_dask_array
 from ..parallel import limit_threads
 from ..spectral import cluster_means, kmeans_rows, nearest_center, normalize_rows
 from ..utils import Int, StrOptions, check_features, check_n_clusters
-from ._base import COMMON_CONSTRAINTS, ConstrainedFitMixin, ConstraintsLike
+from ._base import COMMON_CONSTRAINTS, ConstrainedFitMixin, ConstraintsLike, fit_quietly
 from ._graph import weighted_vote
 from ._guard import GuardPlan
 
@@ -154,8 +153,13 @@ class LandmarkClustering(ConstrainedFitMixin):
     def _guard_plan(self, X) -> GuardPlan:
         return GuardPlan(
             reference=lambda: self._unconstrained_partition(X),
-            refit=lambda train: fit_quietly_landmarks(
-                self._unguarded_clone(), self.landmark_graph_, train
+            refit=lambda train: (
+                fit_quietly(
+                    self._unguarded_clone(),
+                    self.landmark_graph_,
+                    train,
+                    method="fit_landmark_graph",
+                ).labels_
             ),
             adopt=self._adopt_reference,
             adopt_when_same=True,
@@ -243,10 +247,3 @@ class LandmarkClustering(ConstrainedFitMixin):
         ind, w = lm.encode(X, self.landmark_graph_, chunk_size=self.chunk_size)
         Fn = normalize_rows(self._embed(ind, w, self.components_))
         return nearest_center(Fn, self.cluster_centers_)
-
-
-def fit_quietly_landmarks(estimator, graph: lm.LandmarkGraph, constraints) -> np.ndarray:
-    """Labels of ``estimator.fit_landmark_graph(graph, constraints)`` without warnings."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return estimator.fit_landmark_graph(graph, constraints).labels_
