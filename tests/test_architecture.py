@@ -28,6 +28,7 @@ FLOORS: list[set[str]] = [
     {"model_selection"},
     {"plots"},
     {"experiments"},
+    {"distributed"},
     {"catalog", "registry"},
     {"methods"},
     {"similarity", "landmarks", "_landmark_blocks", "_dask"},

@@ -19,7 +19,7 @@ processed block by block on the dask cluster (see :mod:`spectralink._dask`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import scipy.linalg as la
@@ -113,6 +113,16 @@ class LandmarkGraph:
     @property
     def n_samples(self) -> int:
         return self.nearest.shape[0]
+
+    def without_points(self) -> LandmarkGraph:
+        """The same graph without its per-point code (``nearest``, ``weights`` keep their
+        width and no row): all :func:`encode` needs, small enough to ship to workers."""
+        r = self.nearest.shape[1]
+        return replace(
+            self,
+            nearest=np.zeros((0, r), dtype=np.int64),
+            weights=np.zeros((0, r), dtype=np.float64),
+        )
 
     @property
     def Z(self) -> sp.csc_matrix:

@@ -28,6 +28,7 @@ __all__ = [
     "clearly_fewer_violations",
     "clustering_error",
     "constraints_not_followed",
+    "contingency_scores",
     "majority_vote_error",
     "min_cluster_size",
     "normalized_cut",
@@ -103,7 +104,13 @@ def partition_scores(y_true: ArrayLike, y_pred: ArrayLike) -> dict[str, float]:
     table: the same values (to rounding), without scikit-learn's per-call input checks,
     which cost more than the scores themselves when a protocol scores thousands of small
     partitions."""
-    C = contingency_matrix(y_true, y_pred)
+    return contingency_scores(contingency_matrix(y_true, y_pred))
+
+
+def contingency_scores(C: ArrayLike) -> dict[str, float]:
+    """The scores of :func:`partition_scores` from a contingency table ``C`` (classes x
+    clusters counts), such as one summed over the partitions of a table on a cluster."""
+    C = np.asarray(C, dtype=np.int64)
     n = C.sum()
     rows, cols = linear_sum_assignment(C, maximize=True)
     return {

@@ -26,6 +26,7 @@ __all__ = [
     "DEFAULT_SCALE",
     "SCALES",
     "SPREAD_FACTOR",
+    "spread_ratio",
     "column_spread_ratio",
     "make_scaler",
     "missing_value_hint",
@@ -57,7 +58,13 @@ SPREAD_FACTOR = 3.0
 def column_spread_ratio(X: ArrayLike) -> float:
     """The widest column's standard deviation over the median column's (constant columns
     left out); ``1.0`` when fewer than two columns vary."""
-    std = np.asarray(X, dtype=np.float64).std(axis=0)
+    return spread_ratio(np.asarray(X, dtype=np.float64).std(axis=0))
+
+
+def spread_ratio(std: ArrayLike) -> float:
+    """:func:`column_spread_ratio` from the columns' standard deviations (computed
+    elsewhere, such as over a table on a Dask cluster)."""
+    std = np.asarray(std, dtype=np.float64)
     std = std[std > 0]
     if len(std) < 2:
         return 1.0

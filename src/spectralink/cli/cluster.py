@@ -85,6 +85,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="with -k auto: draw the score of every k, the k chosen marked, and the eigengaps",
     )
     p.add_argument("--random-state", type=int, default=0, metavar="S", help="seed (default: 0)")
+    add_dask_options(p)
     p.add_argument(
         "-v",
         "--verbose",
@@ -109,6 +110,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``spectralink cluster`` with the parsed ``args``; the exit status."""
+    if args.dask is not None:
+        from . import cluster_dask
+
+        return cluster_dask.run(args)
     out = Path(args.output)
     _check_outputs(args, out)
     params = parse_params(args.param, allow_prefix=False).get(None, {})
@@ -135,6 +140,34 @@ def run(args: argparse.Namespace) -> int:
     print(f"labels written to {out}{left}")
     _plots(args, est, X, labels, cons)
     return 0
+
+
+def add_dask_options(p: argparse.ArgumentParser) -> None:
+    """``--dask`` and what goes with it (docs/distributed.md)."""
+    from ..distributed import DEFAULT_SAMPLE_SIZE
+
+    p.add_argument(
+        "--dask",
+        metavar="ADDRESS",
+        help="run on a Dask cluster: a scheduler's address (tcp://host:8786), or local[:N] "
+        "for N local workers; DATA is then a Parquet dataset (folder or glob) or a CSV read in "
+        "row blocks, and OUTPUT a Parquet folder of id,label (row,label without --id-column)",
+    )
+    p.add_argument(
+        "--worker-memory",
+        metavar="SIZE",
+        help="with --dask local[:N]: each worker's memory limit, such as 4GB (default: the "
+        "machine's memory shared out)",
+    )
+    p.add_argument(
+        "--sample-size",
+        type=int,
+        default=DEFAULT_SAMPLE_SIZE,
+        metavar="N",
+        help="with --dask, methods other than scacs and lscr (and auto) are fitted on the "
+        "constrained rows plus N rows drawn uniformly, then label every row with predict "
+        f"(default: {DEFAULT_SAMPLE_SIZE})",
+    )
 
 
 def _check_outputs(args: argparse.Namespace, out: Path) -> None:

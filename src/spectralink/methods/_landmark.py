@@ -4,6 +4,7 @@ through the landmark code (eq. 3 of Li et al., TKDE 2015)."""
 
 from __future__ import annotations
 
+import copy
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -219,6 +220,17 @@ class LandmarkClustering(ConstrainedFitMixin):
         self.cluster_centers_ = cluster_means(Fn, labels, self.n_clusters)
         self.embedding_ = F
         self.labels_ = labels
+
+    def for_prediction(self) -> Self:
+        """A copy that predicts as this estimator does, without what it holds per training
+        point (``labels_``, ``embedding_``, the graph's code): the model to send to the
+        workers that label a large table."""
+        check_is_fitted(self, ["components_", "cluster_centers_", "landmark_graph_"])
+        out = copy.copy(self)
+        out.landmark_graph_ = self.landmark_graph_.without_points()
+        for name in ("labels_", "embedding_"):
+            out.__dict__.pop(name, None)
+        return out
 
     def predict(self, X: ArrayLike) -> np.ndarray:
         """Cluster of new points through the landmark code: nearest k-means centre of

@@ -1,0 +1,76 @@
+"""The Dask cluster a command runs on: a scheduler's address, or a local one started here."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Iterator
+
+from ..exceptions import MissingExtraError
+
+__all__ = ["connect", "parse_address"]
+
+_LOCAL = re.compile(r"^local(?::(\d+))?$")
+
+
+def parse_address(address: str) -> tuple[str, int | None]:
+    """``("local", n_workers)`` for ``local`` or ``local:N`` (``None``: one per core),
+    else ``("address", None)`` for a scheduler's address such as ``tcp://host:8786``."""
+    match = _LOCAL.match(address.strip())
+    if match is None:
+        if not address.strip():
+            raise ValueError("the Dask address is empty: give local, local:N or host:port.")
+        return "address", None
+    n = None if match.group(1) is None else int(match.group(1))
+    if n is not None and n < 1:
+        raise ValueError(f"local:{n}: a local cluster needs at least one worker.")
+    return "local", n
+
+
+def _import_distributed():
+    try:
+        from dask.distributed import Client, LocalCluster
+    except ImportError:  # pragma: no cover - exercised only without the extra
+        raise MissingExtraError(
+            "--dask needs dask and distributed: pip install 'spectralink[dask]'."
+        ) from None
+    return Client, LocalCluster
+
+
+@contextlib.contextmanager
+def connect(address: str, *, memory_limit: str | None = None, timeout: float = 30) -> Iterator:
+    """A ``dask.distributed.Client`` for the length of the block.
+
+    ``local`` or ``local:N`` starts a ``LocalCluster`` of N worker processes with one
+    thread each (N omitted: one per core), each limited to ``memory_limit`` (such as
+    ``"4GB"``; ``None``: the machine's memory shared out), and closes it on exit. Any
+    other text is the address of a running scheduler (``tcp://host:8786``), which is left
+    running; ``memory_limit`` is then the workers' own setting and an error to give.
+    """
+    kind, n_workers = parse_address(address)
+    Client, LocalCluster = _import_distributed()
+    if kind == "address":
+        if memory_limit is not None:
+            raise ValueError(
+                "a worker's memory limit is set where the worker starts; it applies only to "
+                "a local cluster (local or local:N)."
+            )
+        try:
+            client = Client(address, timeout=timeout)
+        except OSError as exc:
+            raise ConnectionError(
+                f"no Dask scheduler answered at {address} within {timeout:g} s ({exc})."
+            ) from None
+        with client:
+            yield client
+        return
+    cluster = LocalCluster(
+        n_workers=n_workers,
+        threads_per_worker=1,
+        processes=True,
+        memory_limit=memory_limit if memory_limit is not None else "auto",
+        dashboard_address=":0",
+        silence_logs=50,
+    )
+    with cluster, Client(cluster) as client:
+        yield client
