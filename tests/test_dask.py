@@ -70,3 +70,32 @@ def test_dask_bad_input(client, data):
         LSCR(5, n_landmarks=30, random_state=0).fit(da.from_array(bad, chunks=(500, -1)))
     with pytest.raises(ValueError, match="real numbers"):
         LSCR(5).fit(da.from_array(np.array([["a", "b"]] * 10)))
+
+
+def test_scacs_on_dask_beyond_the_client_rows_refines_on_the_workers(client, data, monkeypatch):
+    """Above KMEANS_CLIENT_ROWS k-means starts from a sample and Lloyd passes run on the
+    workers: labels_ stay a dask array, and on separated blobs the partition is the
+    in-core one."""
+    import spectralink._dask as sd
+
+    monkeypatch.setattr(sd, "KMEANS_CLIENT_ROWS", 400)
+    X, y = data
+    cons = Constraints.from_labeled_subset(y, 100, random_state=0)
+    a = SCACS(5, n_landmarks=60, random_state=3).fit(X, constraints=cons)
+    b = SCACS(5, n_landmarks=60, random_state=3).fit(
+        da.from_array(X, chunks=(512, -1)), constraints=cons
+    )
+    assert isinstance(b.labels_, da.Array)
+    from spectralink.metrics import adjusted_rand_score
+
+    assert adjusted_rand_score(a.labels_, np.asarray(b.labels_)) == 1.0
+    assert b.n_violated_ == a.n_violated_
+
+
+def test_guard_is_refused_on_dask(client, data):
+    X, y = data
+    cons = Constraints.from_labeled_subset(y, 100, random_state=0)
+    with pytest.raises(ValueError, match="guard='held_out' refits on the points in memory"):
+        SCACS(5, n_landmarks=60, guard="held_out", random_state=3).fit(
+            da.from_array(X, chunks=(512, -1)), constraints=cons
+        )

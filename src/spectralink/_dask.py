@@ -18,10 +18,12 @@ With a ``dask.distributed.Client`` active, all of this runs on its workers.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import ArrayLike
+from sklearn.utils import check_random_state
 
 from ._landmark_blocks import (
     DEFAULT_CHUNK,
@@ -33,13 +35,25 @@ from ._landmark_blocks import (
     sigma_from_rule,
 )
 from .exceptions import MissingExtraError
+from .metrics import PartitionCounts
+from .spectral import cluster_means, nearest_center, normalize_rows
 
 if TYPE_CHECKING:
     import dask.array as da
 
     from .landmarks import LandmarkGraph
 
-__all__ = ["as_dask_array", "dask_embed", "dask_encode", "dask_landmark_code", "is_dask_array"]
+__all__ = [
+    "KMEANS_CLIENT_ROWS",
+    "as_dask_array",
+    "dask_embed",
+    "dask_encode",
+    "dask_kmeans",
+    "dask_landmark_code",
+    "dask_partition_counts",
+    "is_dask_array",
+    "normalized",
+]
 
 
 def _import_dask():
@@ -134,3 +148,84 @@ def dask_embed(ind: ArrayLike, w: ArrayLike, M: np.ndarray) -> da.Array:
 def take_rows(a: ArrayLike, idx: np.ndarray) -> np.ndarray:
     """Rows ``idx`` of a dask array, gathered to the client (a few labelled points)."""
     return np.asarray(a[np.asarray(idx)].compute())
+
+
+# ------------------------------------------------------------------ the assignment
+#: At most this many rows of the embedding are clustered on the client; beyond, k-means
+#: starts from a uniform sample of this many rows and is refined over every row.
+KMEANS_CLIENT_ROWS = 100_000
+
+
+def _lloyd_block(F: np.ndarray, centers: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    """One Lloyd step's sums over one block: per-centre row sums and counts, and the block's
+    inertia (squared distances to the nearest centre)."""
+    k = centers.shape[0]
+    d2 = (F * F).sum(axis=1)[:, None] - 2.0 * F @ centers.T + (centers * centers).sum(axis=1)
+    labels = np.argmin(d2, axis=1)
+    sums = np.zeros_like(centers)
+    np.add.at(sums, labels, F)
+    inertia = float(np.maximum(d2[np.arange(len(F)), labels], 0.0).sum())
+    return sums, np.bincount(labels, minlength=k), inertia
+
+
+def dask_kmeans(
+    F,
+    n_clusters: int,
+    kmeans: Callable[[np.ndarray], np.ndarray],
+    *,
+    random_state=None,
+    max_iter: int = 100,
+    tol: float = 1e-6,
+) -> tuple:
+    """k-means on the rows of a row-normalised dask embedding ``F``; returns ``(labels, centres)``
+    with ``labels`` a persisted dask array.
+
+    Up to :data:`KMEANS_CLIENT_ROWS` rows, the rows are gathered and ``kmeans`` (the in-core
+    k-means, labels of the rows it gets) runs on them: the in-core result. Beyond, it runs
+    on a uniform sample of that many rows, and Lloyd passes over every row on the workers
+    (one k x m reduction each) refine its centres until they move less than ``tol`` (relative
+    inertia change) or ``max_iter`` passes.
+    """
+    dask, _ = _import_dask()
+    n = F.shape[0]
+    if n <= KMEANS_CLIENT_ROWS:
+        rows = np.asarray(F.compute())
+        labels = kmeans(rows)
+        centers = cluster_means(rows, labels, n_clusters)
+    else:
+        # a Generator draws k of n without an n-sized permutation
+        rng = np.random.default_rng(check_random_state(random_state).randint(2**31))
+        pick = np.sort(rng.choice(n, size=KMEANS_CLIENT_ROWS, replace=False))
+        sample = take_rows(F, pick)
+        centers = cluster_means(sample, kmeans(sample), n_clusters)
+        blocks = F.to_delayed().ravel()
+        previous = np.inf
+        for _ in range(max_iter):
+            parts = dask.compute(*[dask.delayed(_lloyd_block)(b, centers) for b in blocks])
+            sums = sum(p[0] for p in parts)
+            counts = sum(p[1] for p in parts)
+            inertia = sum(p[2] for p in parts)
+            filled = counts > 0  # an emptied centre keeps its place
+            centers = centers.copy()
+            centers[filled] = sums[filled] / counts[filled, None]
+            if previous - inertia <= tol * max(inertia, 1e-300):
+                break
+            previous = inertia
+    labels = F.map_blocks(nearest_center, centers, drop_axis=1, dtype=np.int64)
+    return labels.persist(), centers
+
+
+def normalized(F):
+    """Rows of the dask array ``F`` scaled to unit norm (all-zero rows stay zero)."""
+    return F.map_blocks(normalize_rows, dtype=np.float64)
+
+
+def dask_partition_counts(labels, constraints) -> PartitionCounts:
+    """:class:`~spectralink.metrics.PartitionCounts` of a dask labelling: the cluster sizes
+    and the constrained points' labels are all that reaches the client."""
+    dask, da = _import_dask()
+    points = constraints.constrained_points
+    names, sizes = da.unique(labels, return_counts=True)
+    names, sizes = dask.compute(names, sizes)
+    at = take_rows(labels, points) if len(points) else np.zeros(0, np.int64)
+    return PartitionCounts(np.asarray(names), np.asarray(sizes), points, at)

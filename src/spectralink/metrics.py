@@ -13,6 +13,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike
@@ -23,6 +25,7 @@ from .constraints import Constraints
 
 __all__ = [
     "VIOLATION_WARN_RATIO",
+    "PartitionCounts",
     "adjusted_rand_score",
     "chance_violated_fraction",
     "clearly_fewer_violations",
@@ -174,16 +177,74 @@ def violated_fraction(labels: ArrayLike, constraints: Constraints) -> float:
     return float(np.mean(constraints.violated(labels)))
 
 
-def chance_violated_fraction(labels: ArrayLike, constraints: Constraints) -> float:
+@dataclass(frozen=True)
+class PartitionCounts:
+    """What the diagnostics need of a partition, without the whole labelling: the clusters'
+    names and sizes, and the labels of the points the pairs name.
+
+    Attributes
+    ----------
+    names, sizes : ndarray
+        Every cluster's label and number of points.
+    points : ndarray of int
+        The constrained points (sorted).
+    labels : ndarray
+        Their labels.
+    """
+
+    names: np.ndarray
+    sizes: np.ndarray
+    points: np.ndarray
+    labels: np.ndarray
+
+    @classmethod
+    def of(cls, labels: ArrayLike, constraints: Constraints) -> PartitionCounts:
+        """The counts of an in-memory labelling."""
+        labels = np.asarray(labels)
+        if labels.shape != (constraints.n_samples,):
+            raise ValueError(
+                f"labels has shape {labels.shape}, expected ({constraints.n_samples},) for "
+                "these constraints."
+            )
+        names, sizes = np.unique(labels, return_counts=True)
+        points = constraints.constrained_points
+        return cls(names, sizes, points, labels[points])
+
+    @property
+    def n_samples(self) -> int:
+        return int(self.sizes.sum())
+
+    def at(self, idx: np.ndarray) -> np.ndarray:
+        """Labels of the constrained points ``idx`` (global indices)."""
+        return self.labels[np.searchsorted(self.points, idx)]
+
+    def violated(self, constraints: Constraints) -> np.ndarray:
+        """:meth:`Constraints.violated` from the counts."""
+        ml, cl = constraints.must_link, constraints.cannot_link
+        return np.concatenate(
+            [self.at(ml[:, 0]) != self.at(ml[:, 1]), self.at(cl[:, 0]) == self.at(cl[:, 1])]
+        )
+
+
+def _counts(labels: ArrayLike | PartitionCounts, constraints: Constraints) -> PartitionCounts:
+    return (
+        labels if isinstance(labels, PartitionCounts) else PartitionCounts.of(labels, constraints)
+    )
+
+
+def chance_violated_fraction(
+    labels: ArrayLike | PartitionCounts, constraints: Constraints
+) -> float:
     """Share of ``constraints`` that a partition unrelated to them would violate.
 
     The expectation when the pairs fall on random points of a partition with the cluster
     proportions ``p`` of ``labels``: a must-link is violated with probability
     ``1 - sum p_c^2``, a cannot-link with ``sum p_c^2`` (0 when there are no constraints).
+    ``labels`` may be given as its :class:`PartitionCounts`.
     """
     if len(constraints) == 0:
         return 0.0
-    _, sizes = np.unique(np.asarray(labels), return_counts=True)
+    sizes = _counts(labels, constraints).sizes
     same = float(np.sum((sizes / sizes.sum()) ** 2))
     n_ml, n_cl = constraints.n_must_link, constraints.n_cannot_link
     return (n_ml * (1.0 - same) + n_cl * same) / (n_ml + n_cl)
@@ -196,20 +257,20 @@ def min_cluster_size(n_samples: int) -> int:
 
 
 def unrequested_small_clusters(
-    labels: ArrayLike, constraints: Constraints, min_size: int
+    labels: ArrayLike | PartitionCounts, constraints: Constraints, min_size: int
 ) -> list[tuple[int, int]]:
     """``(label, size)`` of the clusters under ``min_size`` points that no cannot-link asks for.
 
     A small cluster is asked for when it cannot be merged into any other cluster without
     breaking a cannot-link, i.e. a cannot-link joins it to every other cluster.
     """
-    labels = np.asarray(labels)
-    names, sizes = np.unique(labels, return_counts=True)
+    counts = _counts(labels, constraints)
+    names, sizes = counts.names, counts.sizes
     small = [(int(c), int(s)) for c, s in zip(names, sizes, strict=True) if s < min_size]
     if not small or len(names) < 2:
         return small
     cl = constraints.cannot_link
-    la, lb = labels[cl[:, 0]], labels[cl[:, 1]]
+    la, lb = counts.at(cl[:, 0]), counts.at(cl[:, 1])
     linked: dict[int, set] = {}
     for a, b in zip(la.tolist(), lb.tolist(), strict=True):
         if a != b:
@@ -243,7 +304,11 @@ VIOLATION_WARN_RATIO = 0.5
 
 
 def partition_diagnostics(
-    labels: ArrayLike, constraints: Constraints, n_clusters: int, *, check_violations: bool = True
+    labels: ArrayLike | PartitionCounts,
+    constraints: Constraints,
+    n_clusters: int,
+    *,
+    check_violations: bool = True,
 ) -> list[str]:
     """Why a fitted partition looks degenerate; an empty list when it does not.
 
@@ -253,12 +318,13 @@ def partition_diagnostics(
     share of at least :data:`VIOLATION_WARN_RATIO` times the share that a partition
     unrelated to the constraints would violate (:func:`chance_violated_fraction`), i.e. the
     constraints were largely ignored. ``check_violations=False`` skips the last check (for
-    methods that do not use constraints).
+    methods that do not use constraints). ``labels`` may be given as its
+    :class:`PartitionCounts` (a labelling too large to hold).
     """
-    labels = np.asarray(labels)
-    n = len(labels)
+    labels = _counts(labels, constraints)
+    n = labels.n_samples
     problems = []
-    found = len(np.unique(labels))
+    found = len(labels.names)
     if found < n_clusters:
         problems.append(f"{found} cluster(s) where {n_clusters} were asked for")
     min_size = min_cluster_size(n)
@@ -270,7 +336,7 @@ def partition_diagnostics(
             "asks for"
         )
     if check_violations and len(constraints):
-        n_violated = int(constraints.violated(labels).sum())
+        n_violated = int(labels.violated(constraints).sum())
         share = n_violated / len(constraints)
         chance = chance_violated_fraction(labels, constraints)
         if n_violated >= 3 and share >= VIOLATION_WARN_RATIO * chance:
@@ -285,7 +351,7 @@ def constraints_not_followed(
     name: str,
     n_violated: int,
     n_violated_reference: int | None,
-    labels: ArrayLike,
+    labels: ArrayLike | PartitionCounts,
     constraints: Constraints,
     hint: str = "Auto chooses whether to use them",
 ) -> str | None:

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 from ..distributed import (
+    WorkerMemory,
     connect,
     fit_at_scale,
     read_dask_table,
@@ -68,14 +69,18 @@ def _run_on(client, args: argparse.Namespace, est, out: Path, t0: float) -> None
     pairs = read_row_pairs(table, args.constraints) if args.constraints else None
     for text in pairs.notes if pairs is not None else ():
         note(text)
-    X = table.features_array()
-    fitted = fit_at_scale(
-        est, X, pairs, sample_size=args.sample_size, random_state=args.random_state
-    )
-    t_fit = time.perf_counter() - t0
-    write_labels(table, fitted, out)
-    t_all = time.perf_counter() - t0
-    _report(args, table, fitted, pairs, out, t_fit, t_all)
+    with WorkerMemory(client) as memory:
+        fitted = fit_at_scale(
+            est,
+            table.features_array(),
+            pairs,
+            sample_size=args.sample_size,
+            random_state=args.random_state,
+        )
+        t_fit = time.perf_counter() - t0
+        write_labels(table, fitted, out)
+        t_all = time.perf_counter() - t0
+    _report(args, table, fitted, pairs, out, (t_fit, t_all, memory))
 
 
 def _names(text: str | None) -> list[str] | None:
@@ -113,7 +118,7 @@ def _check_args(args: argparse.Namespace) -> None:
         raise FileExistsError(17, "the labels are a Parquet folder; a file has that name", str(out))
 
 
-def _report(args, table, fitted, pairs, out: Path, t_fit: float, t_all: float) -> None:
+def _report(args, table, fitted, pairs, out: Path, cost: tuple) -> None:
     """The summary: the route, the fit, the scores against ``--labels``, the times."""
     est = fitted.estimator_
     k = getattr(est, "n_clusters_", args.k)
@@ -130,5 +135,9 @@ def _report(args, table, fitted, pairs, out: Path, t_fit: float, t_all: float) -
         print(f"  error      {scores['error']:.4f}")
         print(f"  ARI        {scores['ari']:.4f}")
         print(f"  NMI        {scores['nmi']:.4f}")
+    t_fit, t_all, memory = cost
     print(f"  time       fit {t_fit:.1f} s, fit and every label written {t_all:.1f} s")
+    if memory.peak:
+        limit = f" (limit {memory.limit / 2**30:.2f} GB)" if memory.limit else ""
+        print(f"  memory     largest worker {memory.peak / 2**30:.2f} GB{limit}")
     print(f"labels written to {out} ({table.n_partitions} file(s), one per partition)")

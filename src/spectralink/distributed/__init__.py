@@ -6,7 +6,7 @@ these together; see ``docs/distributed.md``.
 Needs the ``dask`` extra (``pip install 'spectralink[dask]'``).
 """
 
-from ._cluster import connect, parse_address
+from ._cluster import WorkerMemory, connect, parse_address
 from ._fit import WholeFit, fit_at_scale, route_of
 from ._labels import label_frame, write_labels
 from ._pairs import RowPairs, ids_named, read_row_pairs
@@ -21,6 +21,7 @@ __all__ = [
     "RowPairs",
     "SampledFit",
     "WholeFit",
+    "WorkerMemory",
     "connect",
     "fit_at_scale",
     "gather_rows",

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import re
+import threading
 from collections.abc import Iterator
 
 from ..exceptions import MissingExtraError
 
-__all__ = ["connect", "parse_address"]
+__all__ = ["WorkerMemory", "connect", "parse_address"]
 
 _LOCAL = re.compile(r"^local(?::(\d+))?$")
 
@@ -74,3 +75,43 @@ def connect(address: str, *, memory_limit: str | None = None, timeout: float = 3
     )
     with cluster, Client(cluster) as client:
         yield client
+
+
+class WorkerMemory:
+    """The largest memory any worker held while the block ran, polled from the
+    scheduler's heartbeat figures (``peak`` bytes; 0 when none was read).
+
+    ::
+
+        with WorkerMemory(client) as memory:
+            ...
+        print(memory.peak)
+    """
+
+    def __init__(self, client, interval: float = 0.5):
+        self.client = client
+        self.interval = interval
+        self.peak = 0
+        self.limit = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._poll, daemon=True)
+
+    def _read(self) -> None:
+        with contextlib.suppress(Exception):  # a scheduler gone away ends the readings
+            for worker in self.client.scheduler_info()["workers"].values():
+                self.peak = max(self.peak, int(worker["metrics"]["memory"]))
+                self.limit = max(self.limit, int(worker.get("memory_limit") or 0))
+
+    def _poll(self) -> None:
+        while not self._stop.wait(self.interval):
+            self._read()
+
+    def __enter__(self) -> WorkerMemory:
+        self._read()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._read()

@@ -21,7 +21,8 @@ DEFAULT_SAMPLE_SIZE = 20_000
 def sample_rows(n_rows: int, constrained: np.ndarray, size: int, random_state=None) -> np.ndarray:
     """The constrained rows first (in their order), then ``size`` others drawn uniformly
     without replacement (all of them when fewer are left)."""
-    rng = check_random_state(random_state)
+    # a Generator draws k of n without an n-sized permutation
+    rng = np.random.default_rng(check_random_state(random_state).randint(2**31))
     constrained = np.asarray(constrained, dtype=np.int64)
     others = n_rows - len(constrained)
     size = min(int(size), others)

@@ -33,6 +33,7 @@ from numpy.typing import ArrayLike
 from sklearn import get_config
 from sklearn.base import BaseEstimator, ClusterMixin, clone
 
+from .._dask import is_dask_array
 from ..constraints import Constraints, as_constraints
 from ..exceptions import (
     ConstraintsIgnoredWarning,
@@ -41,7 +42,7 @@ from ..exceptions import (
     one_line,
 )
 from ..graph import check_affinity
-from ..metrics import constraints_not_followed, partition_diagnostics
+from ..metrics import PartitionCounts, constraints_not_followed, partition_diagnostics
 from ..parallel import limit_threads
 from ..progress import stage
 from ..utils import (
@@ -271,13 +272,14 @@ class ConstrainedFitMixin(ClusterMixin, BaseEstimator):
         warnings on a degenerate partition and on one further from the given pairs than
         ignoring them, pointing at the line that called the public fit method (two frames
         up); the whole text of each is kept in ``diagnostics_``."""
-        violated = cons.violated(self.labels_)
+        counts = self._partition_counts(cons)
+        violated = counts.violated(cons)
         self.n_violated_ = int(violated.sum())
         self.n_violated_reference_ = None
         self.diagnostics_ = []
         # the k the fit used: n_clusters, or the k chosen when that is left to the fit
         k = getattr(self, "n_clusters_", self.n_clusters)
-        problems = partition_diagnostics(self.labels_, cons, k, check_violations=False)
+        problems = partition_diagnostics(counts, cons, k, check_violations=False)
         name = type(self).__name__
         if problems:
             self._diagnose(
@@ -291,11 +293,20 @@ class ConstrainedFitMixin(ClusterMixin, BaseEstimator):
         if reference is not None:
             self.n_violated_reference_ = int(cons.violated(reference).sum())
         text = constraints_not_followed(
-            name, self.n_violated_, self.n_violated_reference_, self.labels_, cons,
+            name, self.n_violated_, self.n_violated_reference_, counts, cons,
             hint=self._violation_hint,
         )  # fmt: skip
         if text is not None:
             self._diagnose(text, ConstraintsViolatedWarning)
+
+    def _partition_counts(self, cons: Constraints) -> PartitionCounts:
+        """What the diagnostics read of ``labels_``; of a dask labelling, its cluster sizes
+        and the constrained points' labels only."""
+        if is_dask_array(self.labels_):
+            from .._dask import dask_partition_counts
+
+            return dask_partition_counts(self.labels_, cons)
+        return PartitionCounts.of(self.labels_, cons)
 
     def _diagnose(self, text: str, category: type[Warning]) -> None:
         """Keep ``text`` in ``diagnostics_`` and warn with its first line (three frames up:

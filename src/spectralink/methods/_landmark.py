@@ -29,11 +29,14 @@ __all__ = ["CLUSTER_DOC", "LandmarkClustering"]
 CLUSTER_DOC = """
     **Running on Dask.** Pass a ``dask.array`` as ``X`` (or ``backend="dask"`` to wrap a
     NumPy array in row chunks of ``chunk_size``). Landmark assignment, the degree and
-    ``Z Z^T`` reductions and the final embedding then run block by block as dask tasks; only
-    p x p matrices, the labelled rows and the n x m embedding reach the client, where k-means
-    runs (the embedding is gathered: n x m float64, e.g. 160 MB for 2M points and m = 10).
-    Results equal the in-core ones for the same ``random_state`` (up to summation order). To
-    use a cluster, create a client before fitting::
+    ``Z Z^T`` reductions, the embedding and the k-means assignment then run block by block
+    as dask tasks; only p x p matrices, k x m sums and the constrained rows reach the
+    client. ``labels_`` and ``embedding_`` are then dask arrays (``labels_`` persisted on
+    the workers; ``np.asarray(model.labels_)`` gathers it), and ``predict`` of a dask array
+    is one. Up to 100,000 points, k-means runs on the gathered embedding and the results
+    equal the in-core ones for the same ``random_state`` (up to summation order); beyond,
+    it starts from k-means on a uniform sample of 100,000 rows and Lloyd passes over every
+    row refine the centres. To use a cluster, create a client before fitting::
 
         from dask.distributed import Client
         client = Client("tcp://scheduler:8786")   # or Client() for a local cluster
@@ -152,6 +155,11 @@ class LandmarkClustering(ConstrainedFitMixin):
     # they can give every landmark its own value, and new points, coded by several
     # landmarks, fall between clusters).
     def _guard_plan(self, X) -> GuardPlan:
+        if is_dask_array(self.landmark_graph_.nearest):
+            raise ValueError(
+                "guard='held_out' refits on the points in memory; on Dask leave guard=None "
+                "(Auto, fitted on a sample, makes that choice at scale)."
+            )
         return GuardPlan(
             reference=lambda: self._unconstrained_partition(X),
             refit=lambda train: (
@@ -204,21 +212,31 @@ class LandmarkClustering(ConstrainedFitMixin):
         self.n_features_in_ = graph.landmarks.shape[1]
 
     def _embed(self, nearest, weights, M):
-        """``Z^T M`` in-core or as a gathered dask computation."""
+        """``Z^T M`` in core, or a lazy dask array block by block."""
         if is_dask_array(nearest):
             from .._dask import dask_embed
 
-            return np.asarray(dask_embed(nearest, weights, M).compute())
+            return dask_embed(nearest, weights, M)
         return lm.embed(nearest, weights, M, chunk_size=self.chunk_size)
 
-    def _cluster(self, F: np.ndarray) -> None:
-        """Row-normalise, k-means, and keep the centres for :meth:`predict`."""
-        Fn = normalize_rows(F)
-        labels = kmeans_rows(
-            Fn, self.n_clusters, n_init=self.n_init, random_state=self.random_state
-        )
-        self.cluster_centers_ = cluster_means(Fn, labels, self.n_clusters)
+    def _kmeans(self, Fn: np.ndarray) -> np.ndarray:
+        return kmeans_rows(Fn, self.n_clusters, n_init=self.n_init, random_state=self.random_state)
+
+    def _cluster(self, F) -> None:
+        """Row-normalise, k-means, and keep the centres for :meth:`predict`; on Dask the
+        assignment runs on the workers (:func:`spectralink._dask.dask_kmeans`) and
+        ``labels_`` and ``embedding_`` stay there."""
         self.embedding_ = F
+        if is_dask_array(F):
+            from .._dask import dask_kmeans, normalized
+
+            self.labels_, self.cluster_centers_ = dask_kmeans(
+                normalized(F), self.n_clusters, self._kmeans, random_state=self.random_state
+            )
+            return
+        Fn = normalize_rows(F)
+        labels = self._kmeans(Fn)
+        self.cluster_centers_ = cluster_means(Fn, labels, self.n_clusters)
         self.labels_ = labels
 
     def for_prediction(self) -> Self:
@@ -257,5 +275,11 @@ class LandmarkClustering(ConstrainedFitMixin):
                 f"{self.n_features_in_} features as input."
             )
         ind, w = lm.encode(X, self.landmark_graph_, chunk_size=self.chunk_size)
-        Fn = normalize_rows(self._embed(ind, w, self.components_))
-        return nearest_center(Fn, self.cluster_centers_)
+        F = self._embed(ind, w, self.components_)
+        if is_dask_array(F):
+            from .._dask import normalized
+
+            return normalized(F).map_blocks(
+                nearest_center, self.cluster_centers_, drop_axis=1, dtype=np.int64
+            )
+        return nearest_center(normalize_rows(F), self.cluster_centers_)
