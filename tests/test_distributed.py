@@ -238,6 +238,19 @@ def test_cli_writes_a_label_for_every_id_and_scores_them(capsys, client, four, t
     assert len(list((tmp_path / "labels").glob("*.parquet"))) == FILES
 
 
+def test_cli_reads_a_csv_in_row_blocks(capsys, client, four, tmp_path):
+    table = tmp_path / "table.csv"
+    pd.read_parquet(four["folder"]).to_csv(table, index=False)
+    code, _, err = run(
+        capsys, "cluster", table, "--dask", client.scheduler.address, "-k", "4", "--method",
+        "ccskl", "--id-column", "id", "-c", four["pairs"], "-o", tmp_path / "labels",
+        "--sample-size", 500,
+    )  # fmt: skip
+    assert code == 0, err
+    got = _labels_by_id(tmp_path / "labels")
+    assert clustering_error(four["y"], got.loc[four["ids"]].to_numpy()) <= 0.05
+
+
 def test_cli_failure_leaves_no_labels_and_keeps_the_old_ones(capsys, client, tmp_path):
     X, y = _blobs(2)
     X[-1, 0] = np.nan  # in the last partition: found only when labelling it
@@ -270,10 +283,15 @@ def test_cli_options_that_need_memory_are_refused(capsys, client, four, tmp_path
     assert not (tmp_path / "labels").exists()
 
 
-def test_cli_on_a_scheduler_started_as_its_own_process(capsys, four, tmp_path):
-    """The address a user gives: a scheduler and a worker, each its own process."""
+@pytest.fixture
+def own_scheduler(tmp_path):
+    """A scheduler and two workers (no nanny: a killed worker stays dead), each its own
+    process; yields ``(address, worker processes)``."""
+    import json
+
     scheduler_file = tmp_path / "scheduler.json"
     env = {**os.environ, "DASK_DISTRIBUTED__WORKER__DAEMON": "False"}
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "env": env}
     procs = [
         subprocess.Popen(
             [
@@ -286,19 +304,15 @@ def test_cli_on_a_scheduler_started_as_its_own_process(capsys, four, tmp_path):
                 "--scheduler-file",
                 str(scheduler_file),
             ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            env=env,
+            **quiet,
         )  # fmt: skip
     ]
     try:
         deadline = time.monotonic() + 60
         while not scheduler_file.exists() and time.monotonic() < deadline:
             time.sleep(0.2)
-        import json
-
         address = json.loads(scheduler_file.read_text())["address"]
-        procs.append(
+        workers = [
             subprocess.Popen(
                 [
                     sys.executable,
@@ -308,27 +322,67 @@ def test_cli_on_a_scheduler_started_as_its_own_process(capsys, four, tmp_path):
                     "--nthreads",
                     "1",
                     "--no-dashboard",
+                    "--no-nanny",
                 ],
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                env=env,
+                **quiet,
             )  # fmt: skip
-        )
+            for _ in range(2)
+        ]
+        procs += workers
         from distributed import Client
 
         with Client(address, timeout=60) as c:
-            c.wait_for_workers(1, timeout=60)
-        code, out, err = run(
-            capsys, "cluster", four["folder"], "--dask", address, "-k", "4", "--method", "scacs",
-            "--id-column", "id", "-c", four["pairs"], "-o", tmp_path / "labels",
-        )  # fmt: skip
-        assert code == 0, err
-        assert "1 worker(s)" in err
-        assert len(_labels_by_id(tmp_path / "labels")) == N
+            c.wait_for_workers(2, timeout=60)
+        yield address, workers
     finally:
         for p in reversed(procs):
-            p.terminate()
+            p.kill()
             p.wait(timeout=30)
+
+
+def test_cli_on_a_scheduler_started_as_its_own_process(capsys, four, tmp_path, own_scheduler):
+    """The address a user gives: the command connects and leaves the cluster running."""
+    address, workers = own_scheduler
+    code, out, err = run(
+        capsys, "cluster", four["folder"], "--dask", address, "-k", "4", "--method", "scacs",
+        "--id-column", "id", "-c", four["pairs"], "-o", tmp_path / "labels",
+    )  # fmt: skip
+    assert code == 0, err
+    assert "2 worker(s)" in err
+    assert len(_labels_by_id(tmp_path / "labels")) == N
+    assert all(w.poll() is None for w in workers)
+
+
+def test_a_worker_killed_mid_run_completes_or_fails_in_one_line(tmp_path, own_scheduler):
+    """Either outcome is allowed (Dask reruns a lost worker's tasks on the other one, or
+    gives up); a partial labels folder is not. When the kill lands depends on the machine's
+    speed, so the test checks that property, not which outcome."""
+    address, workers = own_scheduler
+    X, y = _blobs(4)
+    X = np.tile(X, (40, 1))  # 96,000 rows: a few seconds of work
+    folder = tmp_path / "big"
+    _, _, _, pairs, _ = _write_table(folder, X, np.tile(y, 40))
+    out = tmp_path / "labels"
+    cmd = [sys.executable, "-m", "spectralink", "cluster", str(folder), "--dask", address,
+           "-k", "4", "--method", "scacs", "--id-column", "id", "-c", str(pairs),
+           "-o", str(out)]  # fmt: skip
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    seen = []
+    for line in proc.stderr:
+        seen.append(line)
+        if "worker(s) at" in line:
+            break
+    time.sleep(1.0)
+    workers[0].kill()
+    stdout, rest = proc.communicate(timeout=600)
+    err = "".join(seen) + rest
+    if proc.returncode == 0:
+        assert len(_labels_by_id(out)) == len(X), err
+    else:
+        errors = [ln for ln in err.splitlines() if not ln.startswith("spectralink: note:")]
+        assert len(errors) == 1 and errors[0].startswith("spectralink: error:"), err
+        assert not out.exists()
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
 
 
 def test_cli_says_when_no_scheduler_answers(capsys, four, tmp_path):

@@ -54,18 +54,38 @@ class WholeFit(BaseEstimator):
     def predict(self, X: ArrayLike) -> np.ndarray:
         return np.asarray(self.model_.predict(X))
 
+    def labels_by_partition(self, lengths) -> list | None:
+        """The fitted labels (on the workers) in blocks of ``lengths`` rows, as delayed
+        objects: every row's label without encoding it again (``predict`` on a training
+        row gives the same)."""
+        import dask
+
+        labels = self.estimator_.labels_
+        blocks = labels.to_delayed().ravel()
+        bounds = np.concatenate([[0], np.cumsum(labels.chunks[0])])
+        out, start = [], 0
+        for m in lengths:
+            first = int(np.searchsorted(bounds, start, side="right")) - 1
+            last = int(np.searchsorted(bounds, start + m, side="left"))
+            parts = list(blocks[first:last])
+            out.append(dask.delayed(_rows_of)(parts, int(start - bounds[first]), int(m)))
+            start += int(m)
+        return out
+
     def describe(self) -> str:
         return (
             f"{type(self.estimator_).__name__} fitted on all {self.n_rows_:,} rows on the "
-            "cluster (landmark code block by block); every row labelled by its predict"
+            "cluster (landmark code, k-means and labels block by block on the workers)"
         )
 
-    def for_prediction(self) -> WholeFit:
-        """This object without the fitted estimator's per-row attributes."""
-        out = WholeFit(self.estimator)
-        out.model_, out.n_rows_ = self.model_, self.n_rows_
-        out.estimator_ = self.model_
-        return out
+    def for_prediction(self):
+        """The fitted model without its per-row attributes: what the workers receive."""
+        return self.model_
+
+
+def _rows_of(blocks: list, offset: int, m: int) -> np.ndarray:
+    """Rows ``offset .. offset + m`` of the blocks laid end to end."""
+    return np.concatenate(blocks)[offset : offset + m] if blocks else np.zeros(0, np.int64)
 
 
 def fit_at_scale(

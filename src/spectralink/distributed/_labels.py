@@ -18,10 +18,10 @@ from ._table import DEFAULT_BLOCK_ROWS, DaskTable, standardise
 __all__ = ["label_frame", "write_labels"]
 
 
-def _label_partition(part: pd.DataFrame, model, table_view: tuple, start, block_rows):
-    """``id,label`` (``row,label`` without IDs) of one partition, predicted in blocks so
-    that a large partition never holds more than one block's distances."""
-    features, id_column, center, scale = table_view
+def _predicted(part: pd.DataFrame, model, table_view: tuple, block_rows: int) -> np.ndarray:
+    """Labels of one partition by ``model.predict``, in blocks so that a large partition
+    never holds more than one block's distances."""
+    features, _, center, scale = table_view
     X = part[features].to_numpy()
     if not np.issubdtype(X.dtype, np.floating):
         X = X.astype(np.float64)
@@ -29,10 +29,19 @@ def _label_partition(part: pd.DataFrame, model, table_view: tuple, start, block_
     labels = np.empty(len(X), dtype=np.int64)
     for lo in range(0, len(X), block_rows):
         labels[lo : lo + block_rows] = model.predict(X[lo : lo + block_rows])
+    return labels
+
+
+def _label_partition(part: pd.DataFrame, labels, table_view: tuple, start, block_rows):
+    """``id,label`` (``row,label`` without IDs) of one partition; ``labels`` are its
+    labels, or the model that predicts them."""
+    id_column = table_view[1]
+    if not isinstance(labels, np.ndarray):
+        labels = _predicted(part, labels, table_view, block_rows)
     if id_column is not None:
         names = part[id_column].to_numpy()
         return pd.DataFrame({"id": names, "label": labels})
-    rows = np.arange(start, start + len(X), dtype=np.int64)
+    rows = np.arange(start, start + len(labels), dtype=np.int64)
     return pd.DataFrame({"row": rows, "label": labels})
 
 
@@ -51,20 +60,21 @@ def _shared(model):
 
 def label_frame(table: DaskTable, model, *, block_rows: int = DEFAULT_BLOCK_ROWS):
     """A lazy dask dataframe of the labels of every row, one partition per partition of
-    the table; ``model`` (a :class:`SampledFit` or :class:`WholeFit`, its
-    ``for_prediction()``) is sent to each worker once."""
+    the table: the labels a :class:`WholeFit` holds on the workers, or those a
+    :class:`SampledFit` predicts (its ``for_prediction()`` sent to each worker once)."""
     import dask
     import dask.dataframe as dd
 
-    shared = _shared(model.for_prediction())
     parts = table.frame.to_delayed()
+    known = model.labels_by_partition(table.partition_lengths())
+    shared = [_shared(model.for_prediction())] * len(parts) if known is None else known
     key = "id" if table.id_column is not None else "row"
     id_dtype = table.frame.dtypes[table.id_column] if table.id_column is not None else np.int64
     meta = pd.DataFrame({key: pd.Series(dtype=id_dtype), "label": pd.Series(dtype=np.int64)})
     view = (table.features, table.id_column, table.center, table.scale)
     labelled = [
-        dask.delayed(_label_partition)(part, shared, view, int(start), block_rows)
-        for part, start in zip(parts, table.offsets(), strict=True)
+        dask.delayed(_label_partition)(part, labels, view, int(start), block_rows)
+        for part, labels, start in zip(parts, shared, table.offsets(), strict=True)
     ]
     return dd.from_delayed(labelled, meta=meta, verify_meta=False)
 

@@ -110,6 +110,10 @@ class SampledFit(BaseEstimator):
         """Labels of the rows ``X`` (NumPy) by the method fitted on the sample."""
         return np.asarray(self.estimator_.predict(X))
 
+    def labels_by_partition(self, lengths) -> None:
+        """None: the rows are labelled by :meth:`predict` (only the sample was fitted)."""
+        return None
+
     def for_prediction(self) -> SampledFit:
         """What the workers receive to label rows: this object (its method was fitted on
         the sample, so it holds nothing of the table's size)."""

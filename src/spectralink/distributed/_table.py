@@ -154,10 +154,14 @@ def standardise(X: np.ndarray, center: np.ndarray | None, scale: np.ndarray | No
 
 
 def _rows_named(ids: pd.Series, wanted: frozenset, start: int) -> tuple[list, np.ndarray]:
-    """The IDs of one partition that are in ``wanted``, and their global positions."""
-    text = ids.astype(str).to_numpy()
-    hit = np.flatnonzero(np.isin(text, list(wanted))) if wanted else np.zeros(0, np.int64)
-    return [str(v) for v in text[hit]], hit + start
+    """The IDs of one partition that are in ``wanted``, and their global positions (a hash
+    lookup; integer IDs are compared as integers, without turning the column to text)."""
+    if pd.api.types.is_integer_dtype(ids.dtype):
+        numbers = {int(v) for v in wanted if v.lstrip("-").isdigit() and str(int(v)) == v}
+        hit = np.flatnonzero(ids.isin(numbers).to_numpy())
+    else:
+        hit = np.flatnonzero(ids.astype(str).isin(wanted).to_numpy())
+    return [str(v) for v in ids.iloc[hit]], hit + start
 
 
 def _open_frame(path: str, dd, blocksize: str):
