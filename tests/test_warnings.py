@@ -99,3 +99,27 @@ def test_compare_prints_one_line_per_kind_of_warning(capsys, tmp_path):
     ]
     assert len(lines) <= 5, lines
     assert all(len(line) <= WARNING_MAX_CHARS + 40 for line in lines)
+
+
+class _OneCluster(CCSR):
+    """CCSR whose solve ends in one cluster: a degenerate partition, warned for sure."""
+
+    def _fit_embedding(self, F, constraints, diag_gram=None):
+        super()._fit_embedding(F, constraints, diag_gram)
+        self.labels_ = np.zeros(F.shape[0], dtype=np.int64)
+
+
+@pytest.mark.parametrize("entry", ["fit", "fit_embedding"])
+def test_a_diagnostic_points_at_the_users_line(entry):
+    """Whichever public entry point ran the fit contract, the warning names this file."""
+    X, y = make_blobs(300, centers=3, cluster_std=0.5, random_state=0)
+    cons = Constraints.from_labels(y, 50, random_state=0)
+    est = _OneCluster(3, random_state=0)
+    if entry == "fit":
+        caught = _caught(lambda: est.fit(X, constraints=cons))
+    else:
+        F = CCSR(3, random_state=0).fit(X).eigenvectors_
+        caught = _caught(lambda: est.fit_embedding(F, cons))
+    degenerate = [w for w in caught if w.category is DegeneratePartitionWarning]
+    assert degenerate
+    assert all(w.filename == __file__ for w in degenerate)

@@ -504,7 +504,12 @@ class Auto(ConstrainedFitMixin):
         """
         self._check_params()
         X = self._validate_X(X)
-        cons = self._constraints_for(X.shape[0], constraints)
+        return self._fit_contract(
+            X.shape[0], constraints, lambda cons: self._refit_choice(X, cons), X
+        )
+
+    def _refit_choice(self, X, cons: Constraints) -> None:
+        """The body of :meth:`refit_choice`: the last choice (or the fallback) refitted."""
         choice = getattr(self, "_choice", None)
         if choice is not None:
             index, estimator = choice
@@ -520,8 +525,6 @@ class Auto(ConstrainedFitMixin):
             none = Constraints(n_samples=X.shape[0])
             k = self._choose_k(X, none, X.shape[0])
             self._refit(_seed(self._fallback_estimator(k), self.random_state), X, cons)
-        self._record_diagnostics(cons)
-        return self
 
     def _no_search(self) -> None:
         """The search's attributes before (or without) a search."""

@@ -6,6 +6,9 @@ to turn a degenerate result into an exception in a pipeline.
 
 from __future__ import annotations
 
+import inspect
+import os
+
 __all__ = [
     "WARNING_MAX_CHARS",
     "ConstraintsIgnoredWarning",
@@ -16,6 +19,7 @@ __all__ = [
     "MissingExtraError",
     "ModelSelectionWarning",
     "one_line",
+    "user_stacklevel",
 ]
 
 #: The longest warning the library prints: one line; the whole text goes into an attribute
@@ -31,6 +35,21 @@ def one_line(text: str, limit: int = WARNING_MAX_CHARS) -> str:
         return text
     cut = text[: limit - 3].rsplit(" ", 1)[0]
     return cut.rstrip(",;:") + "..."
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` that makes a warning point at the first line outside the package:
+    the user's call, whichever public entry point (``fit``, ``fit_embedding``, ...) led to
+    the function calling :func:`warnings.warn` with it."""
+    frame = inspect.currentframe().f_back  # the function that warns: stacklevel 1
+    level = 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame = frame.f_back
+        level += 1
+    return level
 
 
 class DisconnectedGraphWarning(UserWarning):

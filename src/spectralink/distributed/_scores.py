@@ -6,6 +6,7 @@ from __future__ import annotations
 from os import PathLike
 
 import numpy as np
+import pandas as pd
 
 from ..metrics import contingency_scores
 from ._table import DaskTable, read_dask_table
@@ -26,9 +27,12 @@ def score_labels(labels, truth: str | PathLike, key: str = "id") -> dict[str, fl
     for column in (key, "label"):
         if column not in frame.columns:
             raise ValueError(f"{truth}: the known classes need columns {key},label.")
-    frame = frame[[key, "label"]].rename(columns={"label": "truth"})
-    left = labels.assign(**{key: labels[key].astype(str)})
-    right = frame.assign(**{key: frame[key].astype(str)})
+    right = frame[[key, "label"]].rename(columns={"label": "truth"})
+    left = labels
+    integer = pd.api.types.is_integer_dtype
+    if not (integer(left.dtypes[key]) and integer(right.dtypes[key])):  # join IDs as text
+        left = left.assign(**{key: left[key].astype(str)})
+        right = right.assign(**{key: right[key].astype(str)})
     joined = left.merge(right, on=key, how="left")
     counts, n_rows = _counts(joined)
     if counts.empty:

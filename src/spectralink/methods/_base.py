@@ -40,6 +40,7 @@ from ..exceptions import (
     ConstraintsViolatedWarning,
     DegeneratePartitionWarning,
     one_line,
+    user_stacklevel,
 )
 from ..graph import check_affinity
 from ..metrics import PartitionCounts, constraints_not_followed, partition_diagnostics
@@ -180,13 +181,23 @@ class ConstrainedFitMixin(ClusterMixin, BaseEstimator):
             raise TypeError("pass constraints by keyword: fit(X, constraints=...).")
         self._check_params()
         X = self._validate_X(X)
-        cons = self._constraints_for(X.shape[0], constraints)
+        return self._fit_contract(X.shape[0], constraints, lambda cons: self._fit(X, cons), X)
+
+    def _fit_contract(
+        self, n_samples: int, constraints: ConstraintsLike | None, body, guard_input
+    ) -> Self:
+        """The fit contract, written once for every entry point (``fit``, ``fit_embedding``,
+        ``fit_landmark_graph``): the constraints over ``n_samples`` points, the method's
+        ``body(constraints)`` under the library's thread setting, the opt-in guard (on
+        ``guard_input``, what its refits start from) and the diagnostics. The parameters
+        and the data are validated by the caller, which knows what its data is."""
+        cons = self._constraints_for(n_samples, constraints)
         # the library's thread count for every BLAS/OpenMP pool; "method" is the time of
         # the steps that are not a shared stage (neighbours, graph, eigenvectors, ...)
         with stage("method") as st, limit_threads():
             st.detail = f"{type(self).__name__}, its own steps"
-            self._fit(X, cons)
-        self._guard(X, cons)
+            body(cons)
+        self._guard(guard_input, cons)
         self._record_diagnostics(cons)
         return self
 
@@ -212,7 +223,7 @@ class ConstrainedFitMixin(ClusterMixin, BaseEstimator):
         """The opt-in held-out guard (:mod:`spectralink.methods._guard`), carried out from
         the method's :meth:`_guard_plan`: sets ``guard_`` and ``fallback_``; on a fallback
         the unconstrained partition is adopted and one warning line says so (pointing at
-        the line that called the public fit method, two frames up)."""
+        the user's line that called the public fit method, :func:`user_stacklevel`)."""
         if not self._uses_constraints or "guard" not in self.get_params(deep=False):
             return
         self.fallback_, self.guard_ = False, None
@@ -229,7 +240,7 @@ class ConstrainedFitMixin(ClusterMixin, BaseEstimator):
                 f"{type(self).__name__} returned the unconstrained partition: the constraints "
                 f"did not help ({self.guard_.summary()}); see guard_.",
                 ConstraintsIgnoredWarning,
-                stacklevel=3,
+                stacklevel=user_stacklevel(),
             )
 
     def _guard_plan(self, X) -> GuardPlan:
@@ -270,8 +281,8 @@ class ConstrainedFitMixin(ClusterMixin, BaseEstimator):
     def _record_diagnostics(self, cons: Constraints) -> None:
         """``n_violated_`` (and ``n_violated_reference_`` where cheap), the one-line
         warnings on a degenerate partition and on one further from the given pairs than
-        ignoring them, pointing at the line that called the public fit method (two frames
-        up); the whole text of each is kept in ``diagnostics_``."""
+        ignoring them, pointing at the user's line that called the public fit method; the
+        whole text of each is kept in ``diagnostics_``."""
         counts = self._partition_counts(cons)
         violated = counts.violated(cons)
         self.n_violated_ = int(violated.sum())
@@ -309,10 +320,10 @@ class ConstrainedFitMixin(ClusterMixin, BaseEstimator):
         return PartitionCounts.of(self.labels_, cons)
 
     def _diagnose(self, text: str, category: type[Warning]) -> None:
-        """Keep ``text`` in ``diagnostics_`` and warn with its first line (three frames up:
+        """Keep ``text`` in ``diagnostics_`` and warn with its first line (pointing at
         the caller of the public fit method)."""
         self.diagnostics_.append(text)
-        warnings.warn(one_line(text), category, stacklevel=4)
+        warnings.warn(one_line(text), category, stacklevel=user_stacklevel())
 
     def _check_new_features(self, X) -> np.ndarray:
         X = check_features(X, ensure_min_samples=1)

@@ -16,12 +16,14 @@ import numbers
 import warnings
 from dataclasses import replace
 from types import SimpleNamespace
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, clone
 from sklearn.exceptions import NotFittedError
+from sklearn.utils import check_array
 from sklearn.utils.validation import check_is_fitted
 
 from .. import graph
@@ -35,8 +37,11 @@ from ..spectral import (
     nystrom_extension,
     sharing_eigenvectors,
 )
-from ._base import ConstrainedFitMixin, fit_quietly
+from ._base import ConstrainedFitMixin, ConstraintsLike, fit_quietly
 from ._guard import GuardPlan
+
+if TYPE_CHECKING:  # Python >= 3.11
+    from typing import Self
 
 __all__ = [
     "AffinityGraphMixin",
@@ -310,6 +315,41 @@ class EigenvectorRefitMixin:
         self.eigenvectors_ = F
         self._fit_embedding(F, constraints)
         return self
+
+    def fit_embedding(self, F: ArrayLike, constraints: ConstraintsLike | None = None) -> Self:
+        """Fit from precomputed eigenvectors of the graph: every step of ``fit`` after them.
+
+        The way to share one eigendecomposition among several fits (other constraints,
+        parameters, or the other eigenvector method). The parameters, ``F`` and the
+        constraints are validated as in ``fit``, and ``n_violated_`` and the warnings are as
+        after ``fit``. ``predict`` needs the graph, hence ``fit``.
+
+        Parameters
+        ----------
+        F : array-like of shape (n_samples, m)
+            Eigenvectors of the normalized Laplacian of the graph for its ``m`` smallest
+            eigenvalues, in ascending order (what ``fit`` computes with
+            :func:`spectralink.spectral.laplacian_eigenvectors`, kept as
+            ``eigenvectors_``); ``m`` takes the place of ``n_components``.
+        constraints : Constraints or (must_link, cannot_link) pair, default=None
+            Pairwise constraints over the rows of ``F``.
+
+        Returns
+        -------
+        self
+        """
+        return self._fit_from_eigenvectors(F, constraints)
+
+    def _fit_from_eigenvectors(self, F, constraints, **precomputed) -> Self:
+        """:meth:`fit_embedding` with what the method's solve can reuse (``precomputed``
+        keywords of its ``_fit_embedding``)."""
+        self._check_params()
+        F = check_array(F, dtype=np.float64)
+        self.__dict__.pop("_graph_spec_", None)  # predict through a graph needs fit
+        self.eigenvectors_ = F
+        return self._fit_contract(
+            F.shape[0], constraints, lambda cons: self._fit_embedding(F, cons, **precomputed), F
+        )
 
     def _guard_plan(self, X) -> GuardPlan:
         plan = super()._guard_plan(X)

@@ -13,7 +13,6 @@ from sklearn.utils.validation import check_is_fitted
 
 from .. import landmarks as lm
 from .._dask import is_dask_array
-from ..parallel import limit_threads
 from ..spectral import cluster_means, kmeans_rows, nearest_center, normalize_rows
 from ..utils import Int, StrOptions, check_features, check_n_clusters
 from ._base import COMMON_CONSTRAINTS, ConstrainedFitMixin, ConstraintsLike, fit_quietly
@@ -139,12 +138,9 @@ class LandmarkClustering(ConstrainedFitMixin):
             raise TypeError(
                 f"graph must be a spectralink.landmarks.LandmarkGraph, got {type(graph).__name__}."
             )
-        cons = self._constraints_for(graph.n_samples, constraints)
-        with limit_threads():
-            self._fit_graph(graph, cons)
-        self._guard(None, cons)
-        self._record_diagnostics(cons)
-        return self
+        return self._fit_contract(
+            graph.n_samples, constraints, lambda cons: self._fit_graph(graph, cons), None
+        )
 
     # the held-out guard. In core, the unconstrained partition is NCut at its defaults (the
     # promise is "never worse than ignoring the pairs", and LSC-R's landmark graph can be

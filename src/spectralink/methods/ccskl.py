@@ -18,16 +18,13 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from numpy.typing import ArrayLike
-from sklearn.utils.validation import check_array
 
 from ..constraints import Constraints
 from ..metrics import clearly_fewer_violations
-from ..parallel import limit_threads
 from ..solvers.ordered_nnls import OrderedNNLSResult, ordered_design, ordered_nnls
 from ..spectral import cluster_means, kmeans_rows, normalize_rows
 from ..utils import NON_NEGATIVE, Int, StrOptions
-from ._base import COMMON_CONSTRAINTS, GUARD_CONSTRAINT, ConstraintsLike, with_guard_doc
+from ._base import COMMON_CONSTRAINTS, GUARD_CONSTRAINT, with_guard_doc
 from ._graph import ConstrainedClusteringMixin, EigenvectorRefitMixin
 from .ccsr import (
     check_normalize_rows,
@@ -196,39 +193,6 @@ class CCSKL(EigenvectorRefitMixin, ConstrainedClusteringMixin):
         self.normalize_rows = normalize_rows
         self.random_state = random_state
         self.guard = guard
-
-    def fit_embedding(self, F: ArrayLike, constraints: ConstraintsLike | None = None) -> CCSKL:
-        """Fit from precomputed eigenvectors of the graph: every step of ``fit`` after them.
-
-        The way to share one eigendecomposition among several fits (other constraints,
-        parameters, or CCSR). The parameters, ``F`` and the constraints are validated as
-        in ``fit``, and ``n_violated_`` and the degenerate-partition warning are as after
-        ``fit``. ``predict`` needs the graph, hence ``fit``.
-
-        Parameters
-        ----------
-        F : array-like of shape (n_samples, m)
-            Eigenvectors of the normalized Laplacian of the graph for its ``m`` smallest
-            eigenvalues, in ascending order (what ``fit`` computes with
-            :func:`spectralink.spectral.laplacian_eigenvectors`, kept as
-            ``eigenvectors_``); ``m`` takes the place of ``n_components``.
-        constraints : Constraints or (must_link, cannot_link) pair, default=None
-            Pairwise constraints over the rows of ``F``.
-
-        Returns
-        -------
-        self
-        """
-        self._check_params()
-        F = check_array(F, dtype=np.float64)
-        cons = self._constraints_for(F.shape[0], constraints)
-        self.__dict__.pop("_graph_spec_", None)  # predict through a graph needs fit
-        self.eigenvectors_ = F
-        with limit_threads():
-            self._fit_embedding(F, cons)
-        self._guard(F, cons)
-        self._record_diagnostics(cons)
-        return self
 
     def _fit_embedding(self, F, constraints):
         """Everything after the eigenvectors (parameters and constraints validated)."""

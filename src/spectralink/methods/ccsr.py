@@ -21,11 +21,9 @@ import numpy as np
 import scipy.linalg as la
 from numpy.typing import ArrayLike
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils.validation import check_array
 
 from ..constraints import Constraints
 from ..metrics import clearly_fewer_violations
-from ..parallel import limit_threads
 from ..solvers.psd_lstsq import PSDLstsqResult, accumulate_gram, psd_least_squares, svec
 from ..spectral import cluster_means, kmeans_rows, normalize_rows
 from ..utils import NON_NEGATIVE, POSITIVE, Int, StrOptions
@@ -325,16 +323,7 @@ class CCSR(EigenvectorRefitMixin, ConstrainedClusteringMixin):
         -------
         self
         """
-        self._check_params()
-        F = check_array(F, dtype=np.float64)
-        cons = self._constraints_for(F.shape[0], constraints)
-        self.__dict__.pop("_graph_spec_", None)  # predict through a graph needs fit
-        self.eigenvectors_ = F
-        with limit_threads():
-            self._fit_embedding(F, cons, diag_gram)
-        self._guard(F, cons)
-        self._record_diagnostics(cons)
-        return self
+        return self._fit_from_eigenvectors(F, constraints, diag_gram=diag_gram)
 
     def _fit_embedding(self, F, constraints, diag_gram=None):
         """Everything after the eigenvectors (parameters and constraints validated)."""
