@@ -43,7 +43,7 @@ def test_unnamed_first_column_of_distinct_integers_is_an_index(tmp_path):
     t = read_text_table(path, ",")
     np.testing.assert_array_equal(t.X, X[:, 1:])
     assert t.names == ["a", "b"] and t.left_out == ["column 1 (index)"]
-    assert "index" in t.notes[0] and "--id-column 1" in t.notes[0]
+    assert "index" in t.notes[0] and "id_column='1'" in t.notes[0]
     # a column named like a pandas index anywhere, also in the row reader's path
     path = write(tmp_path, "a,index,b,id\n" + body(X[:, [1, 0, 2]], extra=list("pqrs")))
     t = read_text_table(path, ",", id_column="id")
@@ -71,7 +71,7 @@ def test_numeric_header_0_to_d_minus_1(tmp_path, header, n_rows):
     assert t.X.shape == (n_rows, 3)
     np.testing.assert_array_equal(t.X[-4:], X3)
     if header == "auto":
-        assert t.names == ["0", "1", "2"] and "--header no" in t.notes[0]
+        assert t.names == ["0", "1", "2"] and "header='no'" in t.notes[0]
 
 
 def test_numeric_first_row_other_than_0_to_d_minus_1_is_data(tmp_path):
@@ -104,7 +104,7 @@ def test_text_column_left_out_with_a_note_or_encoded(tmp_path):
     np.testing.assert_array_equal(t.X, X3)
     assert t.left_out == ["species (text)"]
     assert "text column(s) left out of the features: species" in t.notes[0]
-    assert "--categorical encode" in t.notes[0]
+    assert "categorical='encode'" in t.notes[0]
     t = read_text_table(path, ",", categorical="encode")
     assert t.names == ["a", "b", "c", "species=x", "species=y", "species=z"]
     np.testing.assert_array_equal(t.X[:, 3:], [[1, 0, 0], [0, 1, 0], [1, 0, 0], [0, 0, 1]])
@@ -115,7 +115,7 @@ def test_text_column_left_out_with_a_note_or_encoded(tmp_path):
     # a text column with one value per row is a name, never encoded; the note says so
     path = write(tmp_path, "a,b,c,name\n" + body(X3, extra=["p", "q", "r", "s"]))
     t = read_text_table(path, ",", categorical="encode")
-    assert t.names == ["a", "b", "c"] and "name: one value per row (--id-column?)" in t.notes[0]
+    assert t.names == ["a", "b", "c"] and "name: one value per row (id_column?)" in t.notes[0]
 
 
 def test_a_text_cell_among_numbers_is_an_error_not_a_text_column(tmp_path):
@@ -130,7 +130,7 @@ def test_missing_cells_error_drop_or_impute(tmp_path):
     # error: the first empty cell, how many rows have one, and the three ways out
     with pytest.raises(ValueError, match=r"line 3, column 1 \('a'\): an empty cell \(2 of 5 "):
         read_text_table(path, ",", id_column="id")
-    with pytest.raises(ValueError, match="--missing drop .* --missing impute .* --drop a"):
+    with pytest.raises(ValueError, match="missing='drop' .* missing='impute' .* drop='a'"):
         read_text_table(path, ",", id_column="id")
     # drop: rows with an empty feature cell left out (the empty text cell does not count)
     t = read_text_table(path, ",", id_column="id", missing="drop")
@@ -138,7 +138,7 @@ def test_missing_cells_error_drop_or_impute(tmp_path):
     np.testing.assert_array_equal(t.rows, [0, 3, 4])
     assert list(t.ids) == ["r0", "r3", "r4"] and list(t.ids_read) == [f"r{i}" for i in range(5)]
     assert t.n_read == 5
-    assert "--missing drop: 2 of 5 rows left out for empty cells (a 1, b 1; line 3, line 4)" in (
+    assert "missing='drop': 2 of 5 rows left out for empty cells (a 1, b 1; line 3, line 4)" in (
         t.notes
     )
     # ...but an encoded text column's empty cell does
@@ -150,7 +150,7 @@ def test_missing_cells_error_drop_or_impute(tmp_path):
     np.testing.assert_allclose(t.X[1, 0], np.mean([1, 5, 7, 9]))
     np.testing.assert_allclose(t.X[2, 1], np.mean([2, 4, 8, 10]))
     np.testing.assert_array_equal(t.X[3, 2:], [1, 0])  # u: a tie with v broken by sort order
-    assert "--missing impute: 3 empty cells" in t.notes[-1]
+    assert "missing='impute': 3 empty cells" in t.notes[-1]
 
 
 def test_describe_columns_names_used_and_left_out(tmp_path):
@@ -240,3 +240,16 @@ def test_atomic_write_gives_plain_open_permissions(tmp_path):
         assert stat.S_IMODE(os.stat(kept).st_mode) == 0o640
     finally:
         os.umask(old)
+
+
+def test_messages_name_flags_when_the_command_line_reads(tmp_path):
+    """The readers name their keyword arguments; the command line passes FLAGS and the
+    same message names its flags (compare renames its label column's flag)."""
+    from spectralink.tables import FLAGS, Spelling
+
+    path = write(tmp_path, "a,b,id\n1,2,r0\n,4,r1\n5,6,r2\n")
+    with pytest.raises(ValueError, match="--missing drop .* --missing impute .* --drop a"):
+        read_text_table(path, ",", id_column="id", spelling=FLAGS)
+    renamed = Spelling(flags=True, renamed=(("id_column", "--label-column"),))
+    with pytest.raises(ValueError, match="--label-column: no column named 'nope'"):
+        read_text_table(path, ",", id_column="nope", spelling=renamed)

@@ -24,6 +24,8 @@ from numpy.typing import ArrayLike
 
 from .preprocessing import missing_value_hint
 from .tables import (
+    KEYWORDS,
+    Spelling,
     Table,
     is_number,
     read_parquet_frame,
@@ -89,13 +91,15 @@ def read_features(
     id_column: str | None = None,
     missing: str = "error",
     categorical: str = "drop",
+    spelling: Spelling = KEYWORDS,
 ) -> tuple[np.ndarray, np.ndarray | None, Table | None]:
     """``(X, y, table)`` of a feature file, as :func:`read_matrix` reads it.
 
     ``table`` is the :class:`Table` of a text or Parquet file (its row IDs with
     ``id_column``, the rows kept with ``missing="drop"``, the columns left out and the notes
-    worth telling the user), ``None`` for ``.npy``/``.npz``. ``missing`` and ``categorical``
-    are those of :func:`~spectralink.tables.read_text_table`.
+    worth telling the user), ``None`` for ``.npy``/``.npz``. ``missing``, ``categorical``
+    and ``spelling`` (how messages name these options) are those of
+    :func:`~spectralink.tables.read_text_table`.
     """
     path = Path(path)
     suffix = path.suffix.lower()
@@ -103,9 +107,9 @@ def read_features(
         raise FileNotFoundError(2, "no such file", str(path))
     y = table = None
     if suffix in (".npy", ".npz"):
-        options = {"--columns": columns, "--drop": drop, "--id-column": id_column}
-        options["--missing"] = None if missing == "error" else missing
-        given = [opt for opt, v in options.items() if v is not None]
+        options = {"columns": columns, "drop": drop, "id_column": id_column}
+        options["missing"] = None if missing == "error" else missing
+        given = [spelling(opt) for opt, v in options.items() if v is not None]
         if given:
             raise ValueError(
                 f"{given[0]} applies to text tables (.csv, .tsv, .txt) and Parquet files, "
@@ -128,7 +132,7 @@ def read_features(
         X, y = arrays["X"], arrays.get("y")
     elif suffix in PARQUET_SUFFIXES:
         if header != "auto":
-            raise ValueError(f"--header applies to text tables, not {path}.")
+            raise ValueError(f"{spelling('header')} applies to text tables, not {path}.")
         table = read_parquet_table(
             path,
             columns=columns,
@@ -136,6 +140,7 @@ def read_features(
             id_column=id_column,
             missing=missing,
             categorical=categorical,
+            spelling=spelling,
         )
         X = table.X
     elif suffix in (".csv", ".tsv", ".txt"):
@@ -149,6 +154,7 @@ def read_features(
             id_column=id_column,
             missing=missing,
             categorical=categorical,
+            spelling=spelling,
         )
         X = table.X
     else:
@@ -244,7 +250,7 @@ def _read_text_labels(path: Path, n_samples: int | None) -> np.ndarray:
             if len(row) > 1:
                 raise ValueError(
                     f"{path}:{lineno}: expected one label per line, got {len(row)} fields "
-                    "(an id,label file needs the data's IDs: --id-column)."
+                    "(an id,label file needs the data's IDs: the data's ID column)."
                 )
             values.append(row[0] if row else "")
     n_lines = len(values)

@@ -7,7 +7,7 @@ What real tables hold, and what happens to it:
 * **an index is never a feature**: an unnamed column, or one named like a pandas index
   (``Unnamed: 0``, ``index``, ``level_0``), holding distinct integers is left out with a note
   (it does not become the row ID by itself: rows stay named by their position, as in the
-  same table written with ``index=False``; ``--id-column`` names it explicitly);
+  same table written with ``index=False``; ``id_column`` names it explicitly);
 * **text columns** are left out with a note naming them, or one-hot encoded
   (``categorical="encode"``); a text cell in a column of numbers is an error naming it;
 * **empty cells** (also ``nan``, ``NA``, ``N/A``, ``null``) in the feature columns are an
@@ -42,8 +42,11 @@ from .utils import StrOptions, validate_params
 
 __all__ = [
     "CATEGORICAL_CHOICES",
+    "FLAGS",
     "HEADER_CHOICES",
+    "KEYWORDS",
     "MISSING_CHOICES",
+    "Spelling",
     "Table",
     "describe_columns",
     "is_number",
@@ -53,9 +56,37 @@ __all__ = [
 ]
 
 HEADER_CHOICES = ("auto", "yes", "no")
-#: What to do with empty cells in the feature columns (``--missing``).
+
+
+@dataclass(frozen=True)
+class Spelling:
+    """How messages name the reading options (the keyword arguments of the readers): as
+    themselves (:data:`KEYWORDS`, ``missing='drop'``) or as a command line's flags
+    (:data:`FLAGS`, ``--missing drop``; ``renamed`` maps an option to another flag).
+
+    The readers raise errors that name the option to change; the command line passes
+    :data:`FLAGS` so that the same message names its flag.
+    """
+
+    flags: bool = False
+    renamed: tuple[tuple[str, str], ...] = ()
+
+    def __call__(self, option: str, value: str | None = None) -> str:
+        """``option`` (with ``value``) as a user would write it."""
+        if not self.flags:
+            return option if value is None else f"{option}={value!r}"
+        flag = dict(self.renamed).get(option, "--" + option.replace("_", "-"))
+        return flag if value is None else f"{flag} {value}"
+
+
+#: Options named as the readers' keyword arguments (the default).
+KEYWORDS = Spelling()
+#: Options named as ``spectralink``'s flags.
+FLAGS = Spelling(flags=True)
+
+#: What to do with empty cells in the feature columns (``missing``).
 MISSING_CHOICES = ("error", "drop", "impute")
-#: What to do with text columns (``--categorical``): leave them out, or one-hot encode them.
+#: What to do with text columns (``categorical``): leave them out, or one-hot encode them.
 CATEGORICAL_CHOICES = ("drop", "encode")
 
 #: Cells read as missing (lower-cased): empty, and what pandas and R write for NaN / NA.
@@ -198,7 +229,7 @@ class _Reading:
     columns: str | None
     drop: str | None
     id_column: str | None
-    id_option: str
+    spell: Spelling
     missing: str
     categorical: str
 
@@ -210,7 +241,7 @@ class _Reading:
         return f"column {j + 1}" + (f" ({self.names[j]!r})" if named else "")
 
     def option_name(self, j: int) -> str:
-        """How ``--drop`` names column ``j``: its name, else its position."""
+        """How ``drop`` names column ``j``: its name, else its position."""
         named = self.names is not None and self.names[j] and "," not in self.names[j]
         return self.names[j] if named else str(j + 1)
 
@@ -251,29 +282,31 @@ def _assemble(rd: _Reading, column: Callable[[int], Column], n: int, ids_cells) 
 
 
 def _choose_columns(rd: _Reading, left_out: dict[int, str]) -> tuple[list[int], Any, Any]:
-    """``(keep, id_column, chosen)``: the feature columns ``--id-column``, ``--columns`` and
-    ``--drop`` leave, the ID column, and the columns ``--columns`` names (or None); the
+    """``(keep, id_column, chosen)``: the feature columns ``id_column``, ``columns`` and
+    ``drop`` leave, the ID column, and the columns ``columns`` names (or None); the
     others are noted in ``left_out``."""
     id_j = None
     if rd.id_column is not None:
-        id_j = _resolve(rd.id_column, rd.names, rd.n_cols, rd.id_option)[0]
+        id_j = _resolve(rd.id_column, rd.names, rd.n_cols, rd.spell("id_column"))[0]
         left_out[id_j] = f"{rd.name(id_j)} (ID)"
     chosen = None
     if rd.columns is not None:
-        chosen = list(dict.fromkeys(_resolve(rd.columns, rd.names, rd.n_cols, "--columns")))
-    dropped = set() if rd.drop is None else set(_resolve(rd.drop, rd.names, rd.n_cols, "--drop"))
+        chosen = list(dict.fromkeys(_resolve(rd.columns, rd.names, rd.n_cols, rd.spell("columns"))))
+    dropped = (
+        set() if rd.drop is None else set(_resolve(rd.drop, rd.names, rd.n_cols, rd.spell("drop")))
+    )
     keep = []
     for j in range(rd.n_cols) if chosen is None else chosen:
         if j == id_j:
             continue
         if j in dropped:
-            left_out[j] = f"{rd.name(j)} (--drop)"
+            left_out[j] = f"{rd.name(j)} ({rd.spell('drop')})"
             continue
         keep.append(j)
     if chosen is not None:
         for j in range(rd.n_cols):
             if j not in chosen and j != id_j and j not in dropped:
-                left_out[j] = f"{rd.name(j)} (not in --columns)"
+                left_out[j] = f"{rd.name(j)} (not in {rd.spell('columns')})"
     if not keep:
         raise ValueError(f"{rd.path}: no feature columns are left to use.")
     return keep, id_j, chosen
@@ -290,8 +323,8 @@ def _drop_index_columns(rd, keep: list[int], parsed, left_out, notes) -> list[in
             left_out[j] = f"{rd.name(j)} (index)"
             what = "no name" if not rd.names[j] else f"named {rd.names[j]!r}"
             notes.append(
-                f"{rd.path}: {rd.label(j)} ({what}, distinct integers) is an index written "
-                f"by pandas: not a feature (--id-column {j + 1} names the rows by it)"
+                f"{rd.path}: {rd.label(j)} ({what}, distinct integers) is an index written by "
+                f"pandas: not a feature ({rd.spell('id_column', str(j + 1))} names the rows by it)"
             )
     return out
 
@@ -305,7 +338,7 @@ def _check_stray_text(rd, keep: list[int], parsed, text_cols: list[int]) -> None
             raise ValueError(
                 f"{rd.path}: {rd.where(r)}, {rd.label(j)}: {str(col.cells[r])!r} is not a number "
                 f"(the column's other cells are); correct the cell, or leave the column out "
-                f"with --drop {rd.option_name(j)}."
+                f"with {rd.spell('drop', rd.option_name(j))}."
             )
 
 
@@ -317,8 +350,9 @@ def _text_columns(rd, keep, parsed, text_cols, chosen, left_out, notes) -> tuple
         r = int(np.flatnonzero(parsed[j].text)[0])
         raise ValueError(
             f"{rd.path}: {rd.where(r)}, {rd.label(j)}: {str(parsed[j].cells[r])!r} is not a "
-            f"number: --columns names a text column; --categorical encode one-hot encodes "
-            f"it, or leave it out of --columns."
+            f"number: {rd.spell('columns')} names a text column; "
+            f"{rd.spell('categorical', 'encode')} one-hot encodes it, or leave it out of "
+            f"{rd.spell('columns')}."
         )
     unique = {j: _text_levels(parsed[j]) for j in text_cols}
     ids_like = [j for j in text_cols if len(unique[j]) == int((~parsed[j].missing).sum())]
@@ -329,10 +363,13 @@ def _text_columns(rd, keep, parsed, text_cols, chosen, left_out, notes) -> tuple
     for j in plain:
         left_out[j] = f"{rd.name(j)} (text)"
     if plain:
-        hint = "--categorical encode one-hot encodes them" if rd.categorical == "drop" else ""
+        encode = rd.spell("categorical", "encode")
+        hint = f"{encode} one-hot encodes them" if rd.categorical == "drop" else ""
         if ids_like and rd.id_column is None:
             names = ", ".join(rd.option_name(j) for j in ids_like)
-            hint += ("; " if hint else "") + f"{names}: one value per row (--id-column?)"
+            hint += (
+                "; " if hint else ""
+            ) + f"{names}: one value per row ({rd.spell('id_column')}?)"
         notes.append(
             f"{rd.path}: text column(s) left out of the features: "
             f"{', '.join(rd.name(j) for j in plain)}" + (f" ({hint})" if hint else "")
@@ -341,7 +378,7 @@ def _text_columns(rd, keep, parsed, text_cols, chosen, left_out, notes) -> tuple
     if not keep:
         raise ValueError(
             f"{rd.path}: every column chosen holds text; features must be numbers "
-            "(--categorical encode one-hot encodes text columns)."
+            f"({rd.spell('categorical', 'encode')} one-hot encodes text columns)."
         )
     if encoded:
         notes.append(
@@ -361,7 +398,7 @@ def _check_infinite(rd, keep: list[int], parsed, encoded) -> None:
             cell = str(col.cells[r]) if col.cells is not None else str(col.values[r])
             raise ValueError(
                 f"{rd.path}: {rd.where(r)}, {rd.label(j)}: non-finite value {cell!r}; correct "
-                f"the cell, or leave the column out with --drop {rd.option_name(j)}."
+                f"the cell, or leave the column out with {rd.spell('drop', rd.option_name(j))}."
             )
 
 
@@ -411,24 +448,26 @@ def _missing(
         fill = "the column's mean" + (" (a text column's most frequent value)" if encoded else "")
         raise ValueError(
             f"{rd.path}: {rd.where(r)}, {rd.label(j)}: an empty cell ({len(bad_rows)} of {n} "
-            f"rows have empty cells: {per_column}); --missing drop leaves those rows out, "
-            f"--missing impute fills the cells with {fill}, or --drop {rd.option_name(j)} "
-            "leaves the column out."
+            f"rows have empty cells: {per_column}); {rd.spell('missing', 'drop')} leaves those "
+            f"rows out, {rd.spell('missing', 'impute')} fills the cells with {fill}, or "
+            f"{rd.spell('drop', rd.option_name(j))} leaves the column out."
         )
     where = _shorten([rd.where(int(r)) for r in bad_rows], 6)
     if rd.missing == "drop":
         rows = np.flatnonzero(~missing.any(axis=1))
         if len(rows) == 0:
             raise ValueError(
-                f"{rd.path}: every row has an empty cell ({per_column}); --missing drop leaves "
-                "none to cluster (--drop the emptiest columns, or --missing impute)."
+                f"{rd.path}: every row has an empty cell ({per_column}); "
+                f"{rd.spell('missing', 'drop')} leaves none to cluster ({rd.spell('drop')} the "
+                f"emptiest columns, or {rd.spell('missing', 'impute')})."
             )
         return rows, (
-            f"--missing drop: {len(bad_rows)} of {n} rows left out for empty cells "
+            f"{rd.spell('missing', 'drop')}: {len(bad_rows)} of {n} rows left out for empty cells "
             f"({per_column}; {where})"
         )
     return None, (
-        f"--missing impute: {int(counts.sum())} empty cells filled with the column's mean"
+        f"{rd.spell('missing', 'impute')}: {int(counts.sum())} empty cells filled with the "
+        "column's mean"
         + (" (text: the most frequent value)" if encoded else "")
         + f" ({per_column})"
     )
@@ -451,9 +490,9 @@ def read_text_table(
     columns: str | None = None,
     drop: str | None = None,
     id_column: str | None = None,
-    id_option: str = "--id-column",
     missing: str = "error",
     categorical: str = "drop",
+    spelling: Spelling = KEYWORDS,
 ) -> Table:
     """Read a delimited text file of features.
 
@@ -474,12 +513,14 @@ def read_text_table(
     id_column : str, optional
         A column (name or 1-based position) of row identifiers, kept aside in
         :attr:`Table.ids` and never used as a feature.
-    id_option : str, default="--id-column"
-        How messages name ``id_column`` (``compare`` reads its label column this way).
     missing : {"error", "drop", "impute"}, default="error"
         Empty cells in the feature columns: an error, their rows left out, or filled.
     categorical : {"drop", "encode"}, default="drop"
         Text columns: left out with a note, or one-hot encoded.
+    spelling : Spelling, default=KEYWORDS
+        How messages and notes name these options: as keyword arguments
+        (``missing='drop'``), or as a command line's flags (:data:`FLAGS`: ``--missing
+        drop``).
 
     Returns
     -------
@@ -504,7 +545,7 @@ def read_text_table(
         if has_header and all(is_number(c) for c in first):
             notes.append(
                 f"{path}: line {head[0][0]} (0,1,...,{len(first) - 1}) read as column "
-                "names; use --header no if it is data."
+                f"names; use {spelling('header', 'no')} if it is data."
             )
     else:
         has_header = header == "yes"
@@ -519,7 +560,7 @@ def read_text_table(
         X = X if X is not None and X.shape[1] == n_cols else None
     if X is not None:  # a clean numeric file: np.loadtxt's speed
         rd = _Reading(
-            path, names, n_cols, lambda r: f"row {r + 1}", columns, drop, None, id_option,
+            path, names, n_cols, lambda r: f"row {r + 1}", columns, drop, None, spelling,
             missing, categorical,
         )  # fmt: skip
         table = _assemble(rd, lambda j: numeric_column(X[:, j]), len(X), None)
@@ -537,7 +578,7 @@ def read_text_table(
     cells = np.array([c for _, c in body], dtype=object)
     lines = [ln for ln, _ in body]
     rd = _Reading(
-        path, names, n_cols, lambda r: f"line {lines[r]}", columns, drop, id_column, id_option,
+        path, names, n_cols, lambda r: f"line {lines[r]}", columns, drop, id_column, spelling,
         missing, categorical,
     )  # fmt: skip
     table = _assemble(rd, lambda j: parse_cells(cells[:, j]), len(body), lambda j: cells[:, j])
@@ -594,6 +635,7 @@ def read_parquet_table(
     id_column: str | None = None,
     missing: str = "error",
     categorical: str = "drop",
+    spelling: Spelling = KEYWORDS,
 ) -> Table:
     """Read a Parquet file of features (through pandas and pyarrow).
 
@@ -601,7 +643,7 @@ def read_parquet_table(
     ----------
     path : str or path-like
         The file.
-    columns, drop, id_column, missing, categorical
+    columns, drop, id_column, missing, categorical, spelling
         As in :func:`read_text_table`: columns by name or 1-based position.
 
     Returns
@@ -611,7 +653,7 @@ def read_parquet_table(
     Notes
     -----
     A DataFrame's index saved in the file is not a feature: a named one (``id`` after
-    ``df.set_index("id")``) becomes a column, first, that ``--id-column`` can name; an
+    ``df.set_index("id")``) becomes a column, first, that ``id_column`` can name; an
     unnamed one is left out. Rows in messages are 1-based.
     """
     path = Path(path)
@@ -623,7 +665,8 @@ def read_parquet_table(
             df = df.reset_index()
             notes.append(
                 f"{path}: the saved index ({', '.join(named)}) is read as the first "
-                "column(s); name it with --id-column or leave it out with --drop."
+                f"column(s); name it with {spelling('id_column')} or leave it out with "
+                f"{spelling('drop')}."
             )
         else:
             notes.append(f"{path}: the saved (unnamed) index is not used as a feature.")
@@ -640,7 +683,7 @@ def read_parquet_table(
 
     rd = _Reading(
         path, names, len(names), lambda r: f"row {r + 1}", columns, drop, id_column,
-        "--id-column", missing, categorical,
+        spelling, missing, categorical,
     )  # fmt: skip
     table = _assemble(rd, column, len(df), lambda j: df.iloc[:, j].astype(str).to_numpy())
     table.notes[:0] = notes

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..io import read_features, read_labels
-from ..tables import CATEGORICAL_CHOICES, MISSING_CHOICES, Table, describe_columns
+from ..tables import CATEGORICAL_CHOICES, FLAGS, MISSING_CHOICES, Table, describe_columns
 
 if TYPE_CHECKING:
     from sklearn.base import BaseEstimator
@@ -233,6 +233,7 @@ def read_table_args(args: argparse.Namespace, *, drop: str | None = None) -> Tab
         id_column=args.id_column,
         missing=args.missing,
         categorical=args.categorical,
+        spelling=FLAGS,
     )
     for text in table.notes if table is not None else ():
         note(text)

@@ -18,6 +18,7 @@ import numpy as np
 from .. import __version__
 from ..exceptions import one_line
 from ..io import atomic_write, csv_delimiter, labels_from_cells, read_features, read_text_table
+from ..tables import FLAGS, Spelling
 from ._options import (
     add_scale_option,
     add_table_options,
@@ -414,7 +415,7 @@ def _compare_data(args: argparse.Namespace) -> tuple[str, np.ndarray, np.ndarray
                 f"{path}: an .npy file holds no classes; give a table with --label-column, "
                 "or an .npz file with arrays X and y."
             )
-        X, y, _ = read_features(path, columns=args.columns, drop=args.drop)
+        X, y, _ = read_features(path, columns=args.columns, drop=args.drop, spelling=FLAGS)
         if args.label_column is not None:
             raise ValueError(f"--label-column applies to text tables; {path} holds y itself.")
         if y is None:
@@ -438,7 +439,7 @@ def _compare_data(args: argparse.Namespace) -> tuple[str, np.ndarray, np.ndarray
             columns=args.columns,
             drop=args.drop,
             id_column=args.label_column,
-            id_option="--label-column",
+            spelling=Spelling(flags=True, renamed=(("id_column", "--label-column"),)),
         )
         for text in table.notes:
             note(text)
