@@ -814,3 +814,24 @@ def test_auto_chooses_k_from_the_pairs_or_the_eigengap():
         Auto((2, 500)).fit(X, constraints=cons)
     with pytest.raises(ValueError, match="param_grid needs k"):
         Auto(None).param_grid(100)
+
+
+def test_search_report_says_what_was_chosen_and_on_what():
+    from spectralink.model_selection import SearchReport
+
+    results = {
+        "mean_test_score": [0.61, 0.83],
+        "std_test_score": [0.02, 0.03],
+        "params": [{}, {}],
+        "raced_out": [0, 0],
+    }
+    report = SearchReport(
+        method="ccskl", params={"n_neighbors": 10}, results=results, index=1,
+        split_by="pairs", n_splits=10, n_repeats=2, n_points=90_000, n_searched=20_000,
+    )  # fmt: skip
+    text = str(report)
+    assert text.startswith("ccskl (n_neighbors=10): 5-fold x 2 cross-validated balanced score")
+    assert "0.830 ± 0.030 (NCut 0.610 ± 0.020; 2 candidates, folds by pairs" in text
+    assert text.endswith("chosen on 20,000 of the 90,000 points)")
+    bare = SearchReport(method="ncut", selection="no constraints")
+    assert str(bare) == "ncut: no constraints, no cross-validation"

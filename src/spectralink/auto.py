@@ -46,6 +46,7 @@ from .model_selection import (
     SCORER_NAMES,
     ConstraintSearchCV,
     RelativeSigma,
+    SearchReport,
     UnfoldableConstraintsError,
     check_k_range,
     choose_n_clusters,
@@ -619,45 +620,35 @@ class Auto(ConstrainedFitMixin):
             raise NotFittedError(f"this {type(self).__name__} is not fitted; call fit first.")
         return self.best_estimator_.predict(X)
 
+    @property
+    def report_(self) -> SearchReport:
+        """What the search chose and the evidence for it (a :class:`SearchReport`; its
+        text is :meth:`describe`)."""
+        if not hasattr(self, "labels_"):
+            raise AttributeError("report_ needs a fitted Auto; call fit first.")
+        search = self.search_
+        scan = getattr(self, "k_scan_", None)
+        return SearchReport(
+            method=self.best_method_,
+            params=dict(self.best_params_),
+            selection=self.selection_,
+            overruled=self._overruled if self.selection_ == "refit failed" else "",
+            scoring=self.scoring if isinstance(self.scoring, str) else "custom",
+            results=None if search is None else search.cv_results_,
+            index=self.best_index_,
+            split_by="" if search is None else search.split_by_,
+            n_splits=0 if search is None else search.n_splits_,
+            n_repeats=1 if search is None else search.n_repeats_,
+            k_text="" if scan is None else scan.describe(),
+            n_points=len(self.labels_),
+            n_searched=0 if self.subsample_ is None else len(self.subsample_),
+        )
+
     def describe(self) -> str:
         """One line: the chosen method, its parameters and its cross-validated score."""
         if not hasattr(self, "labels_"):
             raise AttributeError("describe() needs a fitted Auto; call fit first.")
-        name = self._k_text() + self.best_method_
-        if self.best_params_:
-            name += " (" + ", ".join(f"{k}={v!r}" for k, v in self.best_params_.items()) + ")"
-        if self.search_ is None:
-            return f"{name}: {self.selection_}, no cross-validation"
-        res = self.search_.cv_results_
-        i = self.best_index_
-        score = self.scoring if isinstance(self.scoring, str) else "custom"
-        text = (
-            f"{name}: {self._folds_text()} cross-validated {score} score "
-            f"{res['mean_test_score'][i]:.3f} ± {res['std_test_score'][i]:.3f} "
-            f"(NCut {res['mean_test_score'][0]:.3f} ± {res['std_test_score'][0]:.3f}; "
-            f"{len(res['params'])} candidates{self._raced_text()}, folds by "
-            f"{self.search_.split_by_}{self._sample_text()})"
-        )
-        if self.selection_ != "cross-validation":
-            text += f"; {self._overruled}"
-        return text
-
-    def _sample_text(self) -> str:
-        n, m = len(self.labels_), len(self.subsample_ if self.subsample_ is not None else [])
-        return f"; chosen on {m:,} of the {n:,} points" if m else ""
-
-    def _k_text(self) -> str:
-        scan = getattr(self, "k_scan_", None)
-        return "" if scan is None else scan.describe() + "; "
-
-    def _raced_text(self) -> str:
-        raced = int(np.sum(self.search_.cv_results_.get("raced_out", 0)))
-        return f", {raced} set aside after the first repeat" if raced else ""
-
-    def _folds_text(self) -> str:
-        repeats = self.search_.n_repeats_
-        folds = f"{self.search_.n_splits_ // repeats}-fold"
-        return folds if repeats == 1 else f"{folds} x {repeats}"
+        return str(self.report_)
 
 
 def _seed(estimator, random_state):

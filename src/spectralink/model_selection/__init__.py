@@ -45,6 +45,7 @@ from ._n_clusters import (
     eigengap_n_clusters,
     scan_n_clusters,
 )
+from ._report import SearchReport
 from ._scores import (
     SCORER_NAMES,
     balanced_constraint_score,
@@ -65,6 +66,7 @@ __all__ = [
     "SCALE_QUERIES",
     "SCORER_NAMES",
     "ConstraintSearchCV",
+    "SearchReport",
     "RelativeSigma",
     "UnfoldableConstraintsError",
     "balanced_constraint_score",
