@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from spectralink import SCACS, Constraints
+from spectralink.experiments import provenance_line
 from spectralink.metrics import adjusted_rand_score, clustering_error
 
 
@@ -125,6 +126,7 @@ def main() -> None:
     p.add_argument("--in-core", action="store_true")
     p.add_argument("--dir", default=None, help="where to write the dataset (default: a temp dir)")
     args = p.parse_args()
+    print(provenance_line())
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         folder = Path(tmp)
         t0 = time.perf_counter()

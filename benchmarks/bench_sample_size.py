@@ -19,6 +19,7 @@ import numpy as np
 from spectralink import Constraints, get_method
 from spectralink.datasets import load
 from spectralink.distributed import sample_rows
+from spectralink.experiments import provenance_line
 from spectralink.metrics import adjusted_rand_score, clustering_error
 
 
@@ -57,6 +58,7 @@ def main() -> None:
     p.add_argument("--seeds", type=int, default=2)
     args = p.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
+    print(provenance_line())
     print("set method n size seed ari_vs_full error_sample error_full t_sample t_full")
     for name in args.sets.split(","):
         X, y = data(name, args.n)

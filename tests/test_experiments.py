@@ -320,3 +320,19 @@ def test_data_fingerprint_ignores_last_bit_differences_and_sees_changed_data():
     assert data_fingerprint(changed, y) != base
     assert data_fingerprint(X, np.roll(y, 1)) != base
     assert data_fingerprint(X.reshape(600, 2), y) != base
+
+
+def test_record_files_and_pages_say_where_they_were_made(tmp_path):
+    import json
+
+    from spectralink.experiments import RecordLog, provenance, write_records_json
+
+    stamp = provenance()
+    assert set(stamp) == {"revision", "versions", "machine", "load", "utc"}
+    assert stamp["versions"]["numpy"] and stamp["machine"]["cores"] >= 1
+    with RecordLog(tmp_path / "log.jsonl", {"dataset": "x"}) as log:
+        log.append({"method": "ncut"})
+    first = json.loads((tmp_path / "log.jsonl").read_text().splitlines()[0])
+    assert first["config"] == {"dataset": "x"} and first["provenance"]["revision"]
+    write_records_json([], tmp_path / "r.json")
+    assert "revision" in json.loads((tmp_path / "r.json").read_text())["provenance"]

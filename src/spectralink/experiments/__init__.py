@@ -44,13 +44,15 @@ methods that need features (``_supports_precomputed = False``) or build their ow
 of graph get the features. Everything is deterministic given ``random_state``.
 
 The package's rooms: ``_protocol`` (drawing, fitting, scoring), ``_records`` (record files,
-the record log, resuming) and ``_summary`` (tables and the Markdown page).
+the record log, resuming), ``_summary`` (tables and the Markdown page) and ``_provenance``
+(the revision, versions, machine and load every record file and page carries).
 """
 
 from __future__ import annotations
 
 from ..io import atomic_write
 from ._protocol import cell_seed, check_methods, draw_constraints, run_protocol
+from ._provenance import provenance, provenance_line
 from ._records import (
     METRICS,
     PROTOCOLS,
@@ -82,6 +84,8 @@ __all__ = [
     "draw_constraints",
     "format_table",
     "grid_order",
+    "provenance",
+    "provenance_line",
     "read_record_log",
     "read_records_json",
     "resumable_records",

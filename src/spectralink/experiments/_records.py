@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from ..io import atomic_write
+from ._provenance import provenance
 
 #: Protocol name -> how one constraint set is drawn from the labels.
 PROTOCOLS = ("pairs", "labeled")
@@ -96,9 +97,11 @@ def write_records_csv(records: Sequence[Mapping], path: str | os.PathLike) -> No
 def write_records_json(
     records: Sequence[Mapping], path: str | os.PathLike, *, config: Mapping | None = None
 ) -> None:
-    """Write ``{"config": config, "records": [...]}`` as JSON (NaN -> null), atomically."""
+    """Write ``{"config": config, "provenance": ..., "records": [...]}`` as JSON (NaN ->
+    null), atomically; ``provenance`` is :func:`~spectralink.experiments.provenance` now."""
     doc = {
         "config": {k: _json_value(v) for k, v in (config or {}).items()},
+        "provenance": provenance(),
         "records": [{k: _json_value(v) for k, v in r.items()} for r in records],
     }
     text = json.dumps(doc, indent=1, allow_nan=False, default=str)
@@ -123,7 +126,9 @@ def read_records_json(path: str | os.PathLike) -> list[dict]:
 class RecordLog:
     """An append-only JSON-lines file of records, safe to interrupt at any point.
 
-    The first line is ``{"config": header}``; every later line is one record (NaN
+    The first line is ``{"config": header, "provenance": ...}`` (the revision, versions,
+    machine and load, :func:`~spectralink.experiments.provenance`); every later line is
+    one record (NaN
     scores as ``null``) with the fields given to :meth:`append`. Each line is written
     with a single ``write`` on a file opened for appending, then fsynced,
     so an interruption loses at most the run in progress and never garbles the lines
@@ -144,7 +149,7 @@ class RecordLog:
         self, path: str | os.PathLike, header: Mapping, *, keep: Sequence[Mapping] = ()
     ) -> None:
         self.path = Path(path)
-        lines = [_json_line({"config": dict(header)})]
+        lines = [_json_line({"config": dict(header), "provenance": provenance()})]
         lines += [_json_line(r) for r in keep]
         # rewriting (not appending to) the old file also drops a line cut short by a
         # crash, which would otherwise run into the first new line

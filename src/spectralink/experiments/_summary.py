@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from ..utils import Int, StrOptions, check_params
+from ._provenance import provenance_line
 from ._records import METRICS
 
 #: Metrics of a summary page, after the one asked for.
@@ -103,7 +104,8 @@ def count_label(protocol: str) -> str:
 
 def summary_markdown(records: Sequence[Mapping], config: Mapping, metric: str) -> str:
     """A Markdown page of ``records``: the setting from ``config`` (as ``spectralink
-    compare`` writes it beside the runs), then a table per metric, ``metric`` first."""
+    compare`` writes it beside the runs), then a table per metric, ``metric`` first, and
+    the line saying where it was made (:func:`provenance_line`)."""
     lines = [
         f"# {config['dataset']}: {', '.join(config['methods'])}",
         "",
@@ -130,4 +132,5 @@ def summary_markdown(records: Sequence[Mapping], config: Mapping, metric: str) -
             format_table(summarize(records, m), count_label=count_label(config["protocol"])),
             "",
         ]
+    lines += [provenance_line(), ""]
     return "\n".join(lines)
