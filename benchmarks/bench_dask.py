@@ -36,7 +36,7 @@ def generate(folder: Path, rows: int, dims: int, k: int, files: int, n_pairs: in
     """The dataset, file by file (memory: one file at a time); returns the pairs' path."""
     rng = np.random.default_rng(seed)
     centers = rng.normal(scale=6.0, size=(k, dims))
-    (folder / "data").mkdir(parents=True)
+    (folder / "data").mkdir(parents=True, exist_ok=False)
     (folder / "truth").mkdir()
     start = 0
     for f, m in enumerate(np.diff(np.linspace(0, rows, files + 1).astype(np.int64))):
@@ -125,12 +125,19 @@ def main() -> None:
     p.add_argument("--methods", default="scacs,ccskl,auto")
     p.add_argument("--in-core", action="store_true")
     p.add_argument("--dir", default=None, help="where to write the dataset (default: a temp dir)")
+    p.add_argument(
+        "--keep",
+        type=Path,
+        default=None,
+        help="write the dataset there and keep it; a folder an earlier run kept is reused",
+    )
     args = p.parse_args()
     print(provenance_line())
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
-        folder = Path(tmp)
+        folder = Path(tmp) if args.keep is None else args.keep
         t0 = time.perf_counter()
-        generate(folder, args.rows, args.dims, args.k, args.files, args.pairs, seed=0)
+        if not (folder / "pairs.csv").exists():
+            generate(folder, args.rows, args.dims, args.k, args.files, args.pairs, seed=0)
         took = time.perf_counter() - t0
         print(f"dataset: {args.rows:,} rows x {args.dims} float32, {args.k} clusters, "
               f"{args.files} files, {args.pairs} pairs by ID ({took:.0f} s)")  # fmt: skip

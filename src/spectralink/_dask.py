@@ -107,23 +107,30 @@ def _nearest_blocks(X, U: np.ndarray, r: int):
     return ind, sq, s1, s2
 
 
+def _as_int32(a: np.ndarray) -> np.ndarray:
+    return a.astype(np.int32)
+
+
 def dask_landmark_code(
     X: ArrayLike, U: np.ndarray, r: int, sigma: float | None, sigma_rule: str
 ) -> tuple:
     """Nearest landmarks, eq. 3 weights, degrees and ``Z Z^T`` of a dask ``X``.
 
-    Returns ``(ind, w, degrees, ZZt, sigma)``: ``ind`` and ``w`` are dask arrays
-    persisted in cluster memory, the rest NumPy.
+    Returns ``(ind, w, degrees, ZZt, sigma)``: ``ind`` (int32) is persisted in the
+    workers' memory with the squared distances ``w`` is computed from, the rest NumPy.
     """
     dask, da = _import_dask()
     n, p = X.shape[0], U.shape[0]
     ind, sq, s1, s2 = _nearest_blocks(X, U, r)
+    # what stays in the workers' memory between the passes: the landmark indices (int32:
+    # 12 bytes a row for r = 3) and their squared distances (float64, as in core); the
+    # weights are recomputed from them at each use (an exp of n x r), never stored
+    ind = ind.map_blocks(_as_int32, dtype=np.int32)
     ind, sq, s1, s2 = dask.persist(ind, sq, s1, s2)
     if sigma is None:
         tot1, tot2 = dask.compute(s1, s2)
         sigma = sigma_from_rule(tot1 / (n * p), tot2 / (n * p), sigma_rule)
     w = sq.map_blocks(gaussian_code_weights, sigma, dtype=np.float64)
-    ind, w = dask.persist(ind, w)
     ib, wb = ind.to_delayed().ravel(), w.to_delayed().ravel()
     deg = [dask.delayed(degree_block)(i, x, p) for i, x in zip(ib, wb, strict=True)]
     gram = [dask.delayed(gram_block)(i, x, p) for i, x in zip(ib, wb, strict=True)]
@@ -211,8 +218,13 @@ def dask_kmeans(
             if previous - inertia <= tol * max(inertia, 1e-300):
                 break
             previous = inertia
-    labels = F.map_blocks(nearest_center, centers, drop_axis=1, dtype=np.int64)
+    labels = F.map_blocks(_nearest_int32, centers, drop_axis=1, dtype=np.int32)
     return labels.persist(), centers
+
+
+def _nearest_int32(F: np.ndarray, centers: np.ndarray) -> np.ndarray:
+    """:func:`~spectralink.spectral.nearest_center` as int32 (4 bytes a row kept)."""
+    return nearest_center(F, centers).astype(np.int32)
 
 
 def normalized(F):

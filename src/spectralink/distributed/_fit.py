@@ -85,7 +85,9 @@ class WholeFit(BaseEstimator):
 
 def _rows_of(blocks: list, offset: int, m: int) -> np.ndarray:
     """Rows ``offset .. offset + m`` of the blocks laid end to end."""
-    return np.concatenate(blocks)[offset : offset + m] if blocks else np.zeros(0, np.int64)
+    if not blocks:
+        return np.zeros(0, np.int64)
+    return np.concatenate(blocks)[offset : offset + m].astype(np.int64)
 
 
 def fit_at_scale(
