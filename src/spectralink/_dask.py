@@ -107,6 +107,19 @@ def _nearest_blocks(X, U: np.ndarray, r: int):
     return ind, sq, s1, s2
 
 
+def tree_sum(parts: list, fan_in: int = 8):
+    """The sum of delayed ``parts`` as a tree of tasks adding ``fan_in`` at a time: no task
+    holds more than ``fan_in`` partial results (a p x p partial per block, 2 MB for 500
+    landmarks, would otherwise all meet in one task: 3 GB for 1,500 blocks)."""
+    import dask
+
+    while len(parts) > 1:
+        parts = [
+            dask.delayed(sum)(parts[i : i + fan_in]) for i in range(0, len(parts), fan_in)
+        ]
+    return parts[0]
+
+
 def _as_int32(a: np.ndarray) -> np.ndarray:
     return a.astype(np.int32)
 
@@ -134,7 +147,7 @@ def dask_landmark_code(
     ib, wb = ind.to_delayed().ravel(), w.to_delayed().ravel()
     deg = [dask.delayed(degree_block)(i, x, p) for i, x in zip(ib, wb, strict=True)]
     gram = [dask.delayed(gram_block)(i, x, p) for i, x in zip(ib, wb, strict=True)]
-    d, G = dask.compute(dask.delayed(sum)(deg), dask.delayed(sum)(gram))
+    d, G = dask.compute(tree_sum(deg), tree_sum(gram))
     return ind, w, np.asarray(d, dtype=np.float64), np.asarray(G), float(sigma)
 
 
