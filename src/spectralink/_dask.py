@@ -114,9 +114,7 @@ def tree_sum(parts: list, fan_in: int = 8):
     import dask
 
     while len(parts) > 1:
-        parts = [
-            dask.delayed(sum)(parts[i : i + fan_in]) for i in range(0, len(parts), fan_in)
-        ]
+        parts = [dask.delayed(sum)(parts[i : i + fan_in]) for i in range(0, len(parts), fan_in)]
     return parts[0]
 
 
