@@ -5,6 +5,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.linalg as la
+from sklearn.metrics import adjusted_rand_score
 
 from spectralink import FCSC, Constraints
 from spectralink.methods.fcsc import (
@@ -221,9 +222,11 @@ def test_paper_setting_reproduces_previous_behaviour(blobs):
     P, R, J = q_factor(cons)
     Qb = _dense_q(cons) / np.sqrt(np.outer(basis.degrees, basis.degrees))
     assert m.beta_ == pytest.approx(fcsc_beta(la.eigvalsh(Qb), 3), rel=1e-8)
-    # beta=None (the function default) is the same rule and the same labels
+    # beta=None (the function default) is the same rule and the same partition (compared
+    # up to the clusters' numbering: k-means inside and outside the estimator's thread
+    # limit may number the same clusters differently, as the oldest versions do)
     out = fcsc_solve(basis, cons, 3, beta=None, random_state=0)
-    np.testing.assert_array_equal(out["labels"], m.labels_)
+    assert adjusted_rand_score(out["labels"], m.labels_) == 1.0
     assert np.all(out["costs"] > 1e-10)
 
 
