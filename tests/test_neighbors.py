@@ -187,3 +187,31 @@ def test_import_spectralink_is_light():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_shared_search_inside_a_model_search_block(monkeypatch):
+    """Inside ``shared_eigenvectors`` (a model search) a search on equal rows is made once,
+    with the block's seed; callers get copies; the cache is emptied when the block ends."""
+    from spectralink.spectral import shared_eigenvectors
+
+    calls = []
+    real = nb._search
+
+    def counting(X, k, method, random_state, target_recall):
+        calls.append((k, method, random_state))
+        return real(X, k, method, random_state, target_recall)
+
+    monkeypatch.setattr(nb, "_search", counting)
+    X = np.random.default_rng(0).normal(size=(120, 4))
+    with shared_eigenvectors(seed=7):
+        d1, i1 = kneighbors(X, 5, random_state=1)
+        d2, i2 = kneighbors(X.copy(), 5, random_state=2)  # equal content: found by its hash
+        i2[:] = -1  # a copy: the cache is not changed through it
+        d3, i3 = kneighbors(X, 6)
+        _, i4 = kneighbors(X, 5)
+    assert calls == [(5, "exact", 7), (6, "exact", 7)]
+    np.testing.assert_array_equal(i1, i4)
+    np.testing.assert_array_equal(d1, d2)
+    assert len(nb._CACHE) == 0
+    kneighbors(X, 5, random_state=3)  # outside the block: searched again, caller's seed
+    assert calls[-1] == (5, "exact", 3)

@@ -52,6 +52,7 @@ from numpy.typing import ArrayLike
 from .exceptions import MissingExtraError
 from .parallel import limit_threads, n_threads
 from .progress import current_stage, stage
+from .utils import content_hash, register_cache, shared_scope
 
 __all__ = [
     "ANN_THRESHOLD",
@@ -180,15 +181,8 @@ def kneighbors(
     if method == "auto":
         method = "approximate" if n > ann_threshold else "exact"
     with stage("neighbours", total=n, unit="points") as st:
-        if method == "approximate":
-            dist, ind, info = _approximate(X, k, random_state, target_recall)
-        elif method == "exact":
-            dist, ind, info = _exact(X, k)
-        elif method == "nndescent":
-            dist, ind, info = _nndescent(X, k, random_state)
-        else:
-            dist, ind, info = _sklearn(X, k)
-        st.detail = f"{n} points, k={k}: {info.describe()}"
+        dist, ind, info, found = _search_shared(X, k, method, random_state, target_recall)
+        st.detail = f"{n} points, k={k}: {info.describe()}" + (" (shared)" if found else "")
     if info.recall is not None and info.recall < target_recall:
         import warnings
 
@@ -252,6 +246,34 @@ def _import_faiss():
     except ImportError as exc:  # pragma: no cover - faiss-cpu is a dependency
         raise ImportError("neighbour search needs faiss: pip install faiss-cpu") from exc
     return faiss
+
+
+_CACHE = register_cache()
+
+
+def _search_shared(X, k, method, random_state, target_recall):
+    """``(dist, ind, info, found)``; inside a model search's sharing block a search already
+    made on the same rows is reused, seeded with the block's seed (the result must not
+    depend on which fit searched first)."""
+    shared = shared_scope()
+    if shared is None:
+        return (*_search(X, k, method, random_state, target_recall), False)
+    seed, max_bytes = shared
+    key = (content_hash(X), k, method, target_recall, seed)
+    value, found = _CACHE.get_or_compute(
+        key, lambda: _search(X, k, method, seed, target_recall), max_bytes
+    )
+    return (*value, found)
+
+
+def _search(X, k, method, random_state, target_recall):
+    if method == "approximate":
+        return _approximate(X, k, random_state, target_recall)
+    if method == "exact":
+        return _exact(X, k)
+    if method == "nndescent":
+        return _nndescent(X, k, random_state)
+    return _sklearn(X, k)
 
 
 @contextlib.contextmanager

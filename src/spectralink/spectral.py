@@ -13,12 +13,8 @@ selection fits many candidates and folds on one graph).
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import threading
 import warnings
-from collections import OrderedDict
 from collections.abc import Iterator
-from contextvars import ContextVar
 
 import numpy as np
 import scipy.linalg as la
@@ -40,6 +36,7 @@ from sklearn.utils import check_random_state
 from .graph import check_connectivity, degrees, normalized_adjacency
 from .parallel import limit_threads
 from .progress import current_stage, stage
+from .utils import SHARED_MAX_BYTES, content_hash, register_cache, shared_scope, sharing
 
 __all__ = [
     "DENSE_EIGEN_MAX",
@@ -124,25 +121,19 @@ def laplacian_eigenvectors(
         st.detail = f"{n_components} of {n}, {_resolve_solver(solver, n, n_components)}"
         if check_connected:
             check_connectivity(W, n_clusters=n_clusters)
-        shared = _SHARED.get()
+        shared = shared_scope()
         if shared is None:
             return _laplacian_eigenvectors(W, n_components, solver, tol, random_state)
         seed, max_bytes = shared
-        key = (_fingerprint(W), n_components, solver, tol, seed)
-        with _CACHE_LOCK:
-            hit = _CACHE.get(key)
-            if hit is not None:
-                _CACHE.move_to_end(key)
-        if hit is None:
-            # the shared seed, not the caller's: the result must not depend on which fit of
-            # a model search decomposes the graph first
-            hit = _laplacian_eigenvectors(W, n_components, solver, tol, seed)
-            for arr in hit:
-                arr.setflags(write=False)
-            _cache_put(key, hit, max_bytes)
-        else:
+        key = (content_hash(W), n_components, solver, tol, seed)
+        # the shared seed, not the caller's: the result must not depend on which fit of a
+        # model search decomposes the graph first
+        (vals, vecs), found = _CACHE.get_or_compute(
+            key, lambda: _laplacian_eigenvectors(W, n_components, solver, tol, seed), max_bytes
+        )
+        if found:
             st.detail += " (shared)"
-        return hit[0].copy(), hit[1].copy()
+        return vals, vecs
 
 
 def _resolve_solver(solver: str, n: int, n_components: int) -> str:
@@ -193,46 +184,17 @@ def _laplacian_eigenvectors(W, n_components, solver, tol, random_state):
 
 
 # --------------------------------------------------------------------------- sharing
-#: ``(seed, max_bytes)`` of the innermost :func:`shared_eigenvectors` block (None: no sharing)
-_SHARED: ContextVar[tuple[int, int] | None] = ContextVar("spectralink_shared_eigen", default=None)
-_CACHE: OrderedDict[tuple, tuple[np.ndarray, np.ndarray]] = OrderedDict()
-_CACHE_LOCK = threading.Lock()
+_CACHE = register_cache()
 #: default memory bound of the eigenvector cache
-SHARED_EIGEN_MAX_BYTES = 256 * 2**20
-
-
-def _fingerprint(W) -> bytes:
-    """Content hash of a sparse (or dense) matrix: equal graphs hash equal in any process."""
-    h = hashlib.blake2b(digest_size=16)
-    if sp.issparse(W):
-        W = sp.csr_matrix(W)
-        h.update(repr((W.shape, W.dtype.str, W.has_sorted_indices)).encode())
-        for a in (W.indptr, W.indices, W.data):
-            h.update(np.ascontiguousarray(a).tobytes())
-    else:
-        W = np.ascontiguousarray(W)
-        h.update(repr((W.shape, W.dtype.str)).encode())
-        h.update(W.tobytes())
-    return h.digest()
-
-
-def _cache_put(key, value, limit: int) -> None:
-    size = sum(a.nbytes for a in value)
-    with _CACHE_LOCK:
-        if size > limit:
-            return
-        _CACHE[key] = value
-        used = sum(a.nbytes for v in _CACHE.values() for a in v)
-        while used > limit:
-            _, old = _CACHE.popitem(last=False)
-            used -= sum(a.nbytes for a in old)
+SHARED_EIGEN_MAX_BYTES = SHARED_MAX_BYTES
 
 
 @contextlib.contextmanager
 def shared_eigenvectors(
     seed: int = 0, *, clear: bool = True, max_bytes: int = SHARED_EIGEN_MAX_BYTES
 ) -> Iterator[None]:
-    """Reuse the eigenvectors of a graph already decomposed, inside the ``with`` block.
+    """Reuse the eigenvectors of a graph already decomposed (and the neighbours of rows
+    already searched, :func:`spectralink.neighbors.kneighbors`), inside the ``with`` block.
 
     Within the block :func:`laplacian_eigenvectors` keeps its results in a cache keyed by
     the graph's content (a hash of its arrays, so copies of one graph in other processes
@@ -254,20 +216,14 @@ def shared_eigenvectors(
         Memory bound of the cache, applied when an entry is added in this block (an
         inner block's bound replaces the outer's while it lasts).
     """
-    token = _SHARED.set((int(seed), int(max_bytes)))
-    try:
+    with sharing(seed, clear=clear, max_bytes=max_bytes):
         yield
-    finally:
-        _SHARED.reset(token)
-        if clear:
-            with _CACHE_LOCK:
-                _CACHE.clear()
 
 
 def sharing_eigenvectors() -> bool:
     """Whether the caller runs inside :func:`shared_eigenvectors` (a model search, whose
     fits are scored on held-out pairs: diagnostics meant for a person can be skipped)."""
-    return _SHARED.get() is not None
+    return shared_scope() is not None
 
 
 #: ARPACK restarts before giving up (a connected k-NN graph needs a few dozen at most)

@@ -5,6 +5,14 @@ so that one module touches scikit-learn's private validation module) and the inp
 floors share.
 """
 
+from ._sharing import (
+    SHARED_MAX_BYTES,
+    BoundedCache,
+    content_hash,
+    register_cache,
+    shared_scope,
+    sharing,
+)
 from ._validation import (
     NON_NEGATIVE,
     POSITIVE,
@@ -22,6 +30,12 @@ from ._validation import (
 )
 
 __all__ = [
+    "SHARED_MAX_BYTES",
+    "BoundedCache",
+    "content_hash",
+    "register_cache",
+    "shared_scope",
+    "sharing",
     "HasMethods",
     "Int",
     "Interval",
