@@ -188,6 +188,26 @@ def test_clearly_fewer_violations():
     assert not clearly_fewer_violations(y, noisy, Constraints(n_samples=200))
 
 
+@pytest.mark.parametrize("seed", range(5))
+def test_fewer_violations_possible_is_exact(seed):
+    """When no partition can violate clearly fewer pairs than the reference, the shrunk
+    CCSR/CCSKL fits skip their unshrunk alternative: that must never skip a fit that
+    would have been kept. Checked against the best possible partition (the classes,
+    violating none)."""
+    from spectralink.metrics import fewer_violations_possible
+
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 3, 150)
+    cons = Constraints.from_labels(y, int(rng.integers(5, 200)), random_state=seed)
+    for n_flipped in range(0, 60, 3):
+        ref = y.copy()
+        ref[:n_flipped] = (ref[:n_flipped] + 1) % 3
+        possible = fewer_violations_possible(ref, cons)
+        # the classes violate none: the best any partition can do
+        assert possible == clearly_fewer_violations(y, ref, cons)
+    assert not fewer_violations_possible(y, Constraints(n_samples=150))
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_partition_scores_match_scikit_learn(seed):
     from sklearn import metrics as skm

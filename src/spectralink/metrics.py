@@ -29,6 +29,7 @@ __all__ = [
     "adjusted_rand_score",
     "chance_violated_fraction",
     "clearly_fewer_violations",
+    "fewer_violations_possible",
     "clustering_error",
     "constraints_not_followed",
     "contingency_scores",
@@ -280,6 +281,22 @@ def unrequested_small_clusters(
     return [(c, s) for c, s in small if len(linked.get(c, ())) < others]
 
 
+def _clearly_fewer_bound(reference: ArrayLike, constraints: Constraints) -> float:
+    """The violated fraction below which a partition violates clearly fewer of
+    ``constraints`` than ``reference`` (see :func:`clearly_fewer_violations`)."""
+    n_cons = len(constraints)
+    v_ref = violated_fraction(reference, constraints)
+    se = np.sqrt(max(v_ref, 1.0 / n_cons) * (1.0 - v_ref) / n_cons)
+    return v_ref - 2.0 * se
+
+
+def fewer_violations_possible(reference: ArrayLike, constraints: Constraints) -> bool:
+    """Whether any partition could violate clearly fewer of ``constraints`` than
+    ``reference`` (:func:`clearly_fewer_violations`): False when ``reference`` violates so
+    few that the bound is not above zero, so an alternative fit need not be tried."""
+    return len(constraints) > 0 and _clearly_fewer_bound(reference, constraints) > 0
+
+
 def clearly_fewer_violations(
     labels: ArrayLike, reference: ArrayLike, constraints: Constraints
 ) -> bool:
@@ -290,13 +307,9 @@ def clearly_fewer_violations(
     of constraints never overturns the reference. The methods use it to choose between a
     regularised (or constrained) partition and an alternative fit.
     """
-    n_cons = len(constraints)
-    if n_cons == 0:
+    if len(constraints) == 0:
         return False
-    v_ref = violated_fraction(reference, constraints)
-    v_new = violated_fraction(labels, constraints)
-    se = np.sqrt(max(v_ref, 1.0 / n_cons) * (1.0 - v_ref) / n_cons)
-    return v_new < v_ref - 2.0 * se
+    return violated_fraction(labels, constraints) < _clearly_fewer_bound(reference, constraints)
 
 
 #: A fit warns when it violates at least this share of the chance-level violations.

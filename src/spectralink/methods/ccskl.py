@@ -20,7 +20,7 @@ import warnings
 import numpy as np
 
 from ..constraints import Constraints
-from ..metrics import clearly_fewer_violations
+from ..metrics import clearly_fewer_violations, fewer_violations_possible
 from ..solvers.ordered_nnls import OrderedNNLSResult, ordered_design, ordered_nnls
 from ..spectral import cluster_means, kmeans_rows, normalize_rows
 from ..utils import NON_NEGATIVE, Int, StrOptions
@@ -207,8 +207,9 @@ class CCSKL(EigenvectorRefitMixin, ConstrainedClusteringMixin):
         normalize = check_normalize_rows(self.normalize_rows, shrinkage)
         lam = shrinkage_weight(shrinkage, len(constraints), m)
         self._set_labels(F, self._solve(F, constraints, lam, normalize))
-        if shrinkage == "auto":
-            # the unshrunk fit, kept only if it fits the given constraints clearly better
+        # the unshrunk fit, kept only if it fits the given constraints clearly better:
+        # not tried when the shrunk fit violates too few of them for that to be possible
+        if shrinkage == "auto" and fewer_violations_possible(self.labels_, constraints):
             shrunk = self.betas_, self.objective_, self.kkt_, self.embedding_, self.labels_
             shrunk_rows = self._normalized_rows_, self._centers_
             self._set_labels(F, self._solve(F, constraints, 0.0, normalize))

@@ -23,7 +23,7 @@ from numpy.typing import ArrayLike
 from sklearn.exceptions import ConvergenceWarning
 
 from ..constraints import Constraints
-from ..metrics import clearly_fewer_violations
+from ..metrics import clearly_fewer_violations, fewer_violations_possible
 from ..solvers.psd_lstsq import PSDLstsqResult, accumulate_gram, psd_least_squares, svec
 from ..spectral import cluster_means, kmeans_rows, normalize_rows
 from ..utils import NON_NEGATIVE, POSITIVE, Int, StrOptions
@@ -93,6 +93,20 @@ def diagonal_gram(F: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
     return accumulate_gram(F, diag, diag, np.ones(n))
 
 
+def eq17_gram(
+    F: np.ndarray, constraints: Constraints, diag_gram: tuple | None = None
+) -> tuple[np.ndarray, np.ndarray, float]:
+    """The quadratic ``(G, h, c)`` of eq. 17-19 in ``svec(M)``: the ``n`` diagonal terms
+    (``diag_gram``, :func:`diagonal_gram` of ``F`` when already computed) and the pairs."""
+    i, j, t, w = constraints.targets
+    n = constraints.n_samples
+    if diag_gram is None:
+        diag_gram = diagonal_gram(F)
+    # targets lists the n diagonal terms first
+    G, h, c = accumulate_gram(F, i[n:], j[n:], t[n:], w[n:])
+    return G + diag_gram[0], h + diag_gram[1], c + diag_gram[2]
+
+
 def ccsr_metric(
     F: np.ndarray,
     constraints: Constraints,
@@ -100,13 +114,15 @@ def ccsr_metric(
     diag_gram: tuple | None = None,
     shrinkage: float = 0.0,
     n_clusters: int | None = None,
+    gram: tuple | None = None,
     **solver_params: float,
 ) -> PSDLstsqResult:
     """The PSD matrix ``M`` of eq. 17 for the embedding ``F`` (rows ``u_i``).
 
     The terms are ``constraints.targets``: the ``n`` diagonal pairs and the must-links with
     target 1, the cannot-links with target 0; a constraint's weight multiplies its squared
-    residual. ``diag_gram`` is :func:`diagonal_gram` of ``F`` when already computed.
+    residual. ``diag_gram`` is :func:`diagonal_gram` of ``F`` when already computed, ``gram``
+    :func:`eq17_gram` of ``F`` and the constraints (then ``diag_gram`` is not used).
 
     ``shrinkage = lam > 0`` adds ``lam * e * ||M - s P_k||_F^2``: ``P_k`` the projector on
     the ``n_clusters`` smoothest eigenvectors (NCut's embedding), ``s`` from
@@ -115,13 +131,7 @@ def ccsr_metric(
     ``F`` is orthonormal this also equals ``lam * e * ||F M F^T - s F P_k F^T||_F^2``, a pull
     of the whole kernel toward NCut's. ``shrinkage=0`` is the paper's eq. 17.
     """
-    i, j, t, w = constraints.targets
-    n = constraints.n_samples
-    if diag_gram is None:
-        diag_gram = diagonal_gram(F)
-    # targets lists the n diagonal terms first
-    G, h, c = accumulate_gram(F, i[n:], j[n:], t[n:], w[n:])
-    G, h, c = G + diag_gram[0], h + diag_gram[1], c + diag_gram[2]
+    G, h, c = eq17_gram(F, constraints, diag_gram) if gram is None else gram
     if shrinkage > 0:
         if n_clusters is None:
             raise ValueError("shrinkage > 0 needs n_clusters (the target's rank).")
@@ -337,15 +347,17 @@ class CCSR(EigenvectorRefitMixin, ConstrainedClusteringMixin):
             return self
         normalize = check_normalize_rows(self.normalize_rows, shrinkage)
         if diag_gram is None:
-            diag_gram = diagonal_gram(F)  # shared by the two solves of "auto"
+            diag_gram = diagonal_gram(F)
         lam = shrinkage_weight(shrinkage, len(constraints), m * (m + 1) // 2)
-        self._solve(F, constraints, diag_gram, lam)
+        gram = eq17_gram(F, constraints, diag_gram)  # shared by the two solves of "auto"
+        self._solve(F, constraints, gram, diag_gram, lam)
         self._set_labels(F, normalize)
-        if shrinkage == "auto":
-            # the unshrunk fit, kept only if it fits the given constraints clearly better
+        # the unshrunk fit, kept only if it fits the given constraints clearly better:
+        # not tried when the shrunk fit violates too few of them for that to be possible
+        if shrinkage == "auto" and fewer_violations_possible(self.labels_, constraints):
             shrunk = self.M_, self.objective_, self.kkt_, self.n_iter_, self.embedding_
             shrunk_labels, shrunk_centers = self.labels_, self._centers_
-            self._solve(F, constraints, diag_gram, 0.0)
+            self._solve(F, constraints, gram, diag_gram, 0.0)
             self._set_labels(F, normalize)
             if clearly_fewer_violations(self.labels_, shrunk_labels, constraints):
                 lam = 0.0
@@ -355,10 +367,11 @@ class CCSR(EigenvectorRefitMixin, ConstrainedClusteringMixin):
         self.shrinkage_ = lam
         return self
 
-    def _solve(self, F, constraints, diag_gram, lam):
+    def _solve(self, F, constraints, gram, diag_gram, lam):
         res = ccsr_metric(
             F,
             constraints,
+            gram=gram,
             diag_gram=diag_gram,
             shrinkage=lam,
             n_clusters=self.n_clusters,
