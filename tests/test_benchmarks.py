@@ -7,6 +7,7 @@ later) and has a ``main``; the ones that accept a small size are run at it, in s
 from __future__ import annotations
 
 import importlib
+import re
 import sys
 from pathlib import Path
 
@@ -45,3 +46,18 @@ def test_benchmark_runs_at_a_smoke_size(name, monkeypatch, capsys):
     module.main()
     out = capsys.readouterr().out
     assert len(out.strip().splitlines()) >= 2, out
+
+
+RESULT_PAGES = sorted((ROOT / "docs" / "results").rglob("*.md"))
+REVISION = re.compile(r"revision[s]?\s*\**`?[0-9a-f]{7,}", re.IGNORECASE)
+VERSIONS = re.compile(r"(numpy \d|scikit-learn \d|versions[^.\n]*not recorded)", re.IGNORECASE)
+
+
+@pytest.mark.parametrize("page", RESULT_PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_results_page_names_its_revision_and_versions(page):
+    """A figure a maintainer cannot trace to the code and libraries that made it is not
+    one they can trust: every page under docs/results/ names a revision and either the
+    library versions or that they were not recorded."""
+    text = page.read_text(encoding="utf-8")
+    assert REVISION.search(text), f"{page.name} names no revision"
+    assert VERSIONS.search(text), f"{page.name} names no library versions"
