@@ -218,7 +218,7 @@ def report(out: Path) -> int:  # noqa: PLR0915
         "became the default (no `guard` entry) show each method as `guard=None` then gave "
         "it, SCACS and FCSC with their own checks on the given pairs. Each section says "
         f"which of its methods ran without the guard. [guard.md]({link('guard.md')}) "
-        "compares the two (`python -m benchmarks.bench_defaults_guard`); "
+        "compares the two (a finished study, its script in the history at `8be96b3`); "
         f"[guard/]({link('../guard/README.md')}) measures the guard itself.",
         "",
         "The same comparison on synthetic families from a seed grid and on the raw and "

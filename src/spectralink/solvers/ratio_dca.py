@@ -34,7 +34,7 @@ edge ``e`` take the step ``c0^2 / (deg_i + deg_j)`` times larger: FISTA in the m
 that diagonal preconditioner, whose projection onto the box is still a clip. On the
 adaptive 10-NN graphs of sonar, diabetes, digits and USPS the mean step grows 1.7-2.5x and
 FISTA needs 1.2-3.6x fewer iterations for the same duality gap
-(``benchmarks/bench_cosc_preconditioner.py``).
+(``docs/results/cosc/timing.md``).
 """
 
 from __future__ import annotations
