@@ -468,3 +468,25 @@ def test_a_pipe_gets_one_line_per_stage(blobs, capsys):
     assert [s.split(":")[2].split()[0] for s in stages] == ["choosing", "searching", "fitting"]
     Auto(3, methods=["ccsr"], sigmas=None, random_state=0, verbose=0).fit(X, constraints=cons)
     assert "Auto:" not in capsys.readouterr().err
+
+
+def test_a_sample_search_fits_lscp_as_its_defaults_fit_all_the_points(monkeypatch):
+    """On data beyond the dense refinement's size, LSCP's defaults refine by sampling: the
+    search on a sample fits that (not the exact dense refinement the sample's size alone
+    would pick), and the refit of the choice runs the defaults."""
+    from sklearn.datasets import make_blobs
+
+    import spectralink.auto as auto_module
+    from spectralink import Auto, Constraints
+
+    X, y = make_blobs(150, centers=3, random_state=0)
+    c = Constraints.from_labels(y, 40, random_state=0)
+    monkeypatch.setattr(auto_module, "prefer_reference", lambda *a, **k: 1)
+    kwargs = dict(methods=["lscp"], sigmas=None, cv=3, n_repeats=1, subsample=90, random_state=0)
+    small = Auto(3, **kwargs).fit(X, constraints=c)  # 150 points: dense on all of them too
+    assert small.search_.cv_results_["params"][1]["estimator"].refinement == "auto"
+    monkeypatch.setattr(auto_module, "DENSE_REFINEMENT_MAX", 100)
+    big = Auto(3, **kwargs).fit(X, constraints=c)
+    assert len(big.subsample_) == 90
+    assert big.search_.cv_results_["params"][1]["estimator"].refinement == "sampled"
+    assert big.best_method_ == "lscp" and big.best_estimator_.refinement == "auto"

@@ -40,6 +40,7 @@ from .exceptions import (
     one_line,
 )
 from .methods import ConstrainedFitMixin
+from .methods.e2cp import DENSE_REFINEMENT_MAX
 from .model_selection import (
     COSC_KWAY_MAX_SAMPLES,
     DEFAULT_METHODS,
@@ -84,6 +85,14 @@ AUTO_REPEATS = 3
 #: seventh of a two-way fit on breast cancer, the same partitions on the draws measured:
 #: docs/results/model_selection/auto_cost.md).
 SEARCH_SCHEDULES: dict[str, dict[str, Any]] = {"cosc": {"n_recursions": 1, "n_starts": 3}}
+#: Parameters a candidate takes inside a search on a sample of data beyond
+#: ``methods.e2cp.DENSE_REFINEMENT_MAX`` points: the way its defaults fit all the points.
+#: LSCP's and E2CP's ``refinement="auto"`` is exact (dense) on a sample of 5,000 points
+#: but sampled on the whole data, so the search fits the sampled one it chooses for.
+SAMPLE_SCHEDULES: dict[str, dict[str, Any]] = {
+    "lscp": {"refinement": "sampled"},
+    "e2cp": {"refinement": "sampled"},
+}
 #: ``search="fast"``: standard errors behind the leader after the first repeat of the folds
 #: at which a candidate stops being fitted (measured: docs/results/model_selection/auto_cost.md)
 RACE_N_SE = 2.0
@@ -172,8 +181,10 @@ class Auto(ConstrainedFitMixin):
         (:func:`~spectralink.model_selection.sample_scale`). ``"auto"``: 5,000
         (:data:`SUBSAMPLE_SIZE`) on data of more than 50,000 points
         (:data:`SUBSAMPLE_MIN_SAMPLES`) with ``search="fast"``, else none; ``None``: none.
-        The candidates are those of the whole data's size, the repeats of the folds the
-        sample's. Never with a precomputed affinity (a sample of a graph is not its graph).
+        The candidates are those of the whole data's size (LSCP and E2CP with the
+        sampled refinement their defaults use there, :data:`SAMPLE_SCHEDULES`), the
+        repeats of the folds the sample's. Never with a precomputed affinity (a sample of a
+        graph is not its graph).
     affinity : {"knn", "precomputed"}, default="knn"
         ``"knn"``: ``X`` holds features and every candidate builds its own graph from
         them. ``"precomputed"``: ``X`` is a square affinity matrix given to every
@@ -320,8 +331,12 @@ class Auto(ConstrainedFitMixin):
         specs = self.methods
         if specs is None:
             specs = default_methods(n_samples, k, precomputed=precomputed)
-        schedules = SEARCH_SCHEDULES if self.search == "fast" else {}
+        schedules = dict(SEARCH_SCHEDULES) if self.search == "fast" else {}
+        if self.subsample_size(n_samples) is not None and n_samples > DENSE_REFINEMENT_MAX:
+            for name, params in SAMPLE_SCHEDULES.items():
+                schedules[name] = {**schedules.get(name, {}), **params}
         out, self._scheduled = named_candidates(specs, k, precomputed, schedules)
+        self._schedules = schedules
         return out
 
     def _sigma_factors(self) -> list:
@@ -591,13 +606,14 @@ class Auto(ConstrainedFitMixin):
         return est.set_params(sigma=sigma.resolve(r))
 
     def _full_schedule(self, search: ConstraintSearchCV, index: int) -> BaseEstimator:
-        """Candidate ``index`` as the refit fits it: a candidate that ran a cheaper
-        schedule inside the search (:data:`SEARCH_SCHEDULES`) gets its defaults back."""
+        """Candidate ``index`` as the refit fits it: a candidate that ran another schedule
+        inside the search (:data:`SEARCH_SCHEDULES`, :data:`SAMPLE_SCHEDULES`) gets its
+        defaults back."""
         est = search.candidate(index)
         searched = search.cv_results_["params"][index]["estimator"]
         if any(searched is s for s in getattr(self, "_scheduled", ())):
             defaults = type(est)().get_params(deep=False)
-            est.set_params(**{key: defaults[key] for key in SEARCH_SCHEDULES[method_name(est)]})
+            est.set_params(**{key: defaults[key] for key in self._schedules[method_name(est)]})
         return est
 
     def _refit(self, estimator: BaseEstimator, X: Any, constraints: Constraints) -> None:

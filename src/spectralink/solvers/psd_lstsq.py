@@ -446,7 +446,10 @@ def _psd_least_squares(G, h, c, *, tol, max_iter, face_every) -> PSDLstsqResult:
         if it - last_face >= face_every:
             last_face = it
             lam = vals[vals > 0]
-            for r in _candidate_ranks(lam, many=p <= _DIRECT_FACE_MAX):
+            # the current rank and the two largest gaps: an iterate on its way to the
+            # optimal face shows it there; trying every rank here (a failed face solve
+            # costs as much as a successful one) is left to the barrier's exact end
+            for r in _candidate_ranks(lam, many=False):
                 zf = _face_solve(G, h, V[:, V.shape[1] - r :], z)
                 if zf is not None and kkt_ok(zf):
                     return accept(zf, it, "face")
