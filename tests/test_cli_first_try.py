@@ -102,6 +102,17 @@ def test_spread_ratio_and_auto_choice():
         make_scaler("auto")
 
 
+def test_scale_line_names_the_option_as_the_caller_spells_it():
+    """The library's line names its keyword; the command line passes its flags."""
+    from spectralink.preprocessing import scale_line
+    from spectralink.tables import FLAGS
+
+    assert "(scale='auto':" in scale_line("auto", "standard", 12.0)
+    assert "scale='none' keeps them" in scale_line("auto", "standard", 12.0)
+    assert "(--scale auto:" in scale_line("auto", "standard", 12.0, FLAGS)
+    assert "--scale standard (or robust)" in scale_line("none", "none", 12.0, FLAGS)
+
+
 def test_bundled_pixel_data_stays_raw_and_wine_is_standardised():
     from spectralink.datasets import load
 

@@ -123,3 +123,13 @@ def test_a_diagnostic_points_at_the_users_line(entry):
     degenerate = [w for w in caught if w.category is DegeneratePartitionWarning]
     assert degenerate
     assert all(w.filename == __file__ for w in degenerate)
+
+
+def test_a_missing_extra_is_one_error_naming_the_feature_and_the_extra():
+    from spectralink.exceptions import MissingExtraError, import_extra
+
+    with pytest.raises(MissingExtraError, match=r"^--dask needs no_such_module_x: pip install "):
+        import_extra("no_such_module_x", "dask", "--dask")
+    with pytest.raises(ImportError, match=r"'spectralink\[dask\]'"):  # code catching that works
+        import_extra("no_such_module_x", "dask", "--dask")
+    assert import_extra("json", "dask", "x").__name__ == "json"

@@ -34,7 +34,7 @@ from ._landmark_blocks import (
     nearest_block,
     sigma_from_rule,
 )
-from .exceptions import MissingExtraError
+from .exceptions import import_extra
 from .metrics import PartitionCounts
 from .spectral import cluster_means, nearest_center, normalize_rows
 
@@ -57,14 +57,8 @@ __all__ = [
 
 
 def _import_dask():
-    try:
-        import dask
-        import dask.array as da
-    except ImportError:  # pragma: no cover - exercised only without dask
-        raise MissingExtraError(
-            "backend='dask' needs dask: pip install 'spectralink[dask]' (dask[array], distributed)."
-        ) from None
-    return dask, da
+    what = "backend='dask'"
+    return import_extra("dask", "dask", what), import_extra("dask.array", "dask", what)
 
 
 def is_dask_array(X: ArrayLike) -> bool:

@@ -18,6 +18,7 @@ __all__ = [
     "DisconnectedGraphWarning",
     "MissingExtraError",
     "ModelSelectionWarning",
+    "import_extra",
     "one_line",
     "user_stacklevel",
 ]
@@ -109,3 +110,16 @@ class MissingExtraError(ImportError):
     (``pip install "spectralink[label]"``). The one error for every missing extra (the
     labelling page, Parquet, Dask, PyNNDescent); an ``ImportError``, so code catching that
     keeps working."""
+
+
+def import_extra(module: str, extra: str, needed_for: str):
+    """``module`` imported, or a :class:`MissingExtraError` saying that ``needed_for`` needs
+    it and which extra installs it (``pip install 'spectralink[extra]'``)."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise MissingExtraError(
+            f"{needed_for} needs {module}: pip install 'spectralink[{extra}]'."
+        ) from None

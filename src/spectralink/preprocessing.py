@@ -22,6 +22,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 from sklearn.base import TransformerMixin
 
+from .tables import KEYWORDS, Spelling
+
 __all__ = [
     "DEFAULT_SCALE",
     "SCALES",
@@ -118,28 +120,30 @@ def spread_note(X: ArrayLike, scale: str, *, option: str = "--scale") -> str | N
     )
 
 
-def scale_line(scale: str, used: str, ratio: float) -> str:
-    """The one line saying what ``--scale scale`` did (``used``: the scaler it resolved to)
-    to features whose :func:`column_spread_ratio` is ``ratio``."""
+def scale_line(scale: str, used: str, ratio: float, spelling: Spelling = KEYWORDS) -> str:
+    """The one line saying what the scale option ``scale`` did (``used``: the scaler it
+    resolved to) to features whose :func:`column_spread_ratio` is ``ratio``; ``spelling``
+    names the option as a keyword (``scale='auto'``) or as a command line's flag
+    (:data:`spectralink.tables.FLAGS`: ``--scale auto``)."""
     spread = f"the widest column's spread is {ratio:.1f} times the median column's"
     what = {"none": "used as given", "standard": "standardised", "robust": "robust-scaled"}[used]
     if scale == "auto":
         if used == "none":
             return (
-                f"features {what} (--scale auto: {spread}, at most {SPREAD_FACTOR:g}x); "
-                "--scale standard standardises them"
+                f"features {what} ({spelling('scale', 'auto')}: {spread}, at most "
+                f"{SPREAD_FACTOR:g}x); {spelling('scale', 'standard')} standardises them"
             )
         return (
-            f"features {what} (--scale auto: {spread}, more than {SPREAD_FACTOR:g}x); "
-            "--scale none keeps them as given"
+            f"features {what} ({spelling('scale', 'auto')}: {spread}, more than "
+            f"{SPREAD_FACTOR:g}x); {spelling('scale', 'none')} keeps them as given"
         )
     if used == "none" and ratio > SPREAD_FACTOR:
         return (
-            f"features {what} (--scale none), and {spread} (more than {SPREAD_FACTOR:g}x): "
-            "distances follow the widest columns; --scale standard (or robust) puts the "
-            "columns in comparable units"
+            f"features {what} ({spelling('scale', 'none')}), and {spread} (more than "
+            f"{SPREAD_FACTOR:g}x): distances follow the widest columns; "
+            f"{spelling('scale', 'standard')} (or robust) puts the columns in comparable units"
         )
-    return f"features {what} (--scale {scale})"
+    return f"features {what} ({spelling('scale', scale)})"
 
 
 def missing_value_hint(column: str) -> str:

@@ -139,9 +139,10 @@ def scale_args(args: argparse.Namespace, X: np.ndarray) -> np.ndarray:
     """``X`` scaled as ``args.scale`` says; one note says what was done (and, unscaled, when
     the columns differ in spread)."""
     from ..preprocessing import column_spread_ratio, scale_features, scale_line
+    from ..tables import FLAGS
 
     scaled, used = scale_features(X, args.scale)
-    note(scale_line(args.scale, used, column_spread_ratio(X)))
+    note(scale_line(args.scale, used, column_spread_ratio(X), FLAGS))
     return scaled
 
 

@@ -7,7 +7,7 @@ import re
 import threading
 from collections.abc import Iterator
 
-from ..exceptions import MissingExtraError
+from ..exceptions import import_extra
 
 __all__ = ["WorkerMemory", "connect", "parse_address"]
 
@@ -29,13 +29,8 @@ def parse_address(address: str) -> tuple[str, int | None]:
 
 
 def _import_distributed():
-    try:
-        from dask.distributed import Client, LocalCluster
-    except ImportError:  # pragma: no cover - exercised only without the extra
-        raise MissingExtraError(
-            "--dask needs dask and distributed: pip install 'spectralink[dask]'."
-        ) from None
-    return Client, LocalCluster
+    distributed = import_extra("dask.distributed", "dask", "--dask")
+    return distributed.Client, distributed.LocalCluster
 
 
 @contextlib.contextmanager

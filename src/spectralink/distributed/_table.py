@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..exceptions import MissingExtraError
+from ..exceptions import MissingExtraError, import_extra
 from ..preprocessing import SPREAD_FACTOR, spread_ratio
 
 __all__ = ["DaskTable", "read_dask_table"]
@@ -27,14 +27,7 @@ DEFAULT_BLOCK_ROWS = 65_536
 
 
 def _import_dataframe():
-    try:
-        import dask
-        import dask.dataframe as dd
-    except ImportError:  # pragma: no cover - exercised only without the extra
-        raise MissingExtraError(
-            "--dask needs dask's dataframe: pip install 'spectralink[dask]'."
-        ) from None
-    return dask, dd
+    return import_extra("dask", "dask", "--dask"), import_extra("dask.dataframe", "dask", "--dask")
 
 
 @dataclass
