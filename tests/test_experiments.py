@@ -336,3 +336,31 @@ def test_record_files_and_pages_say_where_they_were_made(tmp_path):
     assert first["config"] == {"dataset": "x"} and first["provenance"]["revision"]
     write_records_json([], tmp_path / "r.json")
     assert "revision" in json.loads((tmp_path / "r.json").read_text())["provenance"]
+
+
+def test_comparison_plans_runs_writes_and_resumes(tmp_path):
+    """What ``spectralink compare`` orchestrates, as a library object: every run recorded
+    as it is made, the files written, and a resumed plan that refits nothing done."""
+    from sklearn.datasets import make_blobs
+
+    from spectralink.experiments import Comparison, read_record_log
+
+    X, y = make_blobs(60, centers=2, random_state=0)
+    comparison = Comparison(
+        "blobs", X, y, {"ncut": {}, "copkmeans": {}}, [0, 10], n_trials=2,
+        protocol="pairs", random_state=0,
+    )  # fmt: skip
+    log = tmp_path / "blobs_runs.jsonl"
+    plan = comparison.plan(log, resume=False)
+    assert plan.total == 8 and not plan.done and not plan.notes
+    records, interrupted = comparison.run(log, plan, progress=False)
+    assert not interrupted and len(records) == 8
+    header, logged = read_record_log(log)
+    assert header["data_sha256"] == comparison.header()["data_sha256"] and len(logged) == 8
+    paths = comparison.write(tmp_path, records, "error", plan.total)
+    assert [p.name for p in paths] == ["blobs_runs.csv", "blobs_runs.json", "blobs_summary.md"]
+    assert all(p.is_file() for p in paths)
+    again = comparison.plan(log, resume=True)
+    assert len(again.done) == 8  # nothing left to fit
+    replaced = comparison.plan(log, resume=False)
+    assert replaced.notes and "replacing" in replaced.notes[0]

@@ -15,9 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import __version__
-from ..exceptions import one_line
-from ..io import atomic_write, csv_delimiter, labels_from_cells, read_features, read_text_table
+from ..io import csv_delimiter, labels_from_cells, read_features, read_text_table
 from ..tables import FLAGS, Spelling
 from ._options import (
     add_scale_option,
@@ -150,23 +148,29 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``spectralink compare`` with the parsed ``args``; the exit status."""
+    from ..experiments import Comparison
+
     methods, counts, out = _checked_options(args)
     name, X, y, k = _checked_data(args, methods, counts)
-    header = _header(args, name, X, y, k)
+    comparison = Comparison(
+        name, X, y, methods, counts, n_trials=args.trials, protocol=args.protocol,
+        random_state=args.random_state, scale=args.scale,
+        data=None if args.data is None else str(args.data),
+    )  # fmt: skip
     log_path = out / f"{name}_runs.jsonl"
-    keep, done, total = _plan(args, log_path, header, methods, counts)
+    plan = comparison.plan(log_path, args.resume)
+    for text in plan.notes:
+        note(text)
     print(
         f"{name}: n={X.shape[0]}, d={X.shape[1]}, k={k}; methods {', '.join(methods)}; "
         f"protocol '{args.protocol}', {args.trials} trials per count, seed {args.random_state}",
         flush=True,
     )
-    if done:
-        print(f"resuming: {len(done)} of {total} runs already in {log_path}", flush=True)
+    if plan.done:
+        print(f"resuming: {len(plan.done)} of {plan.total} runs already in {log_path}", flush=True)
     created = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
-    records, interrupted = _run_grid(
-        args, X, y, name, methods, counts, log_path, header, keep, done
-    )
+    records, interrupted = comparison.run(log_path, plan, progress=not args.no_progress)
     resume_hint = shlex.join(
         ["spectralink", *_without_resume(getattr(args, "argv", [])), "--resume"]
     )
@@ -177,13 +181,13 @@ def run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return 130
-        _nothing_written(records, log_path, out, keep, created)
-    plan = {"name": name, "n": X.shape[0], "k": k, "total": total, "partial": interrupted}
-    paths = _write_results(args, out, records, methods, counts, header, plan)
-    _print_summary(args, records, plan, [log_path, *paths])
+        _nothing_written(records, log_path, out, plan.keep, created)
+    paths = comparison.write(out, records, args.metric, plan.total)
+    paths.append(_plot(args, comparison, records, out, plan.total, interrupted))
+    _print_summary(args, records, plan.total, interrupted, [log_path, *paths])
     if interrupted:
         print(
-            f"spectralink: interrupted after {len(records)} of {total} runs; the partial "
+            f"spectralink: interrupted after {len(records)} of {plan.total} runs; the partial "
             f"results are written; resume with: {resume_hint}",
             file=sys.stderr,
         )
@@ -229,69 +233,6 @@ def _checked_data(args: argparse.Namespace, methods: dict, counts: list[int]) ->
     return name, X, y, k
 
 
-def _header(args: argparse.Namespace, name: str, X, y, k: int) -> dict:
-    """The record log's header: what a resumed run must match."""
-    from ..experiments import data_fingerprint
-
-    return {
-        "dataset": name,
-        "n_samples": int(X.shape[0]),
-        "n_features": int(X.shape[1]),
-        "n_clusters": int(k),
-        "data_sha256": data_fingerprint(X, y),
-        "protocol": args.protocol,
-        "random_state": args.random_state,
-        "scale": args.scale,
-        "spectralink_version": __version__,
-    }
-
-
-def _plan(args, log_path: Path, header: dict, methods: dict, counts: list[int]) -> tuple:
-    """``(keep, done, total)``: the earlier records to keep, the runs already done that this
-    grid wants, and the number of runs of the grid."""
-    from ..experiments import cell_seed, resumable_records, run_key
-
-    keep: list[dict] = []
-    done: list[dict] = []
-    if args.resume and log_path.is_file():
-        keep, done = resumable_records(log_path, header, methods)
-    elif args.resume:
-        note(f"no earlier runs in {log_path}; starting afresh")
-    elif log_path.is_file():
-        note(f"replacing the earlier runs in {log_path} (--resume keeps them)")
-    wanted = {
-        (m, c, t, cell_seed(args.random_state, c, t))
-        for c in counts
-        for t in range(args.trials)
-        for m in methods
-    }
-    return keep, [r for r in done if run_key(r) in wanted], len(wanted)
-
-
-def _run_grid(args, X, y, name, methods, counts, log_path, header, keep, done) -> tuple:
-    """``(records, interrupted)``: the protocol run, each record appended to the log as it
-    is made; on an interrupt, the records made so far in the grid's order."""
-    from ..experiments import RECORD_FIELDS, RecordLog, grid_order, run_protocol
-
-    finished: list[dict] = []
-    with RecordLog(log_path, header, keep=keep) as log:
-
-        def record(rec: dict) -> None:
-            log.append(rec, params=methods[rec["method"]])
-            finished.append(rec)
-
-        try:
-            records = run_protocol(
-                X, y, methods, counts, n_trials=args.trials, protocol=args.protocol,
-                random_state=args.random_state, dataset=name, progress=not args.no_progress,
-                done=done, on_record=record,
-            )  # fmt: skip
-        except KeyboardInterrupt:
-            rows = [{f: r.get(f, "") for f in RECORD_FIELDS} for r in done] + finished
-            return grid_order(rows, list(methods), counts), True
-    return records, False
-
-
 def _nothing_written(records: list[dict], log_path: Path, out: Path, keep, created) -> None:
     """Every run failed: leave no trace of this run (unless earlier records are kept) and
     raise with the first failure."""
@@ -304,56 +245,38 @@ def _nothing_written(records: list[dict], log_path: Path, out: Path, keep, creat
     raise ValueError(f"every run failed, nothing written; first failure: {first}")
 
 
-def _write_results(args, out: Path, records, methods, counts, header, plan) -> list[Path]:
-    """The runs as CSV and JSON, the Markdown summary and the curve; their paths."""
-    from ..experiments import summary_markdown, write_records_csv, write_records_json
+def _plot(args, comparison, records: list[dict], out: Path, total: int, partial: bool) -> Path:
+    """The curve of the metric against the number of constraints; its path."""
     from ..plots import plot_metric_curves
 
-    name = plan["name"]
-    config = {
-        **{key: header[key] for key in ("dataset", "n_samples", "n_features", "n_clusters")},
-        "methods": methods,
-        "n_constraints": counts,
-        "n_trials": args.trials,
-        "protocol": args.protocol,
-        "scale": args.scale,
-        "random_state": args.random_state,
-        "spectralink_version": __version__,
-        "n_runs": len(records),
-        "n_runs_planned": plan["total"],
-    }
-    if args.data is not None:
-        config["data"] = str(args.data)
-    paths = [out / f"{name}_runs.csv", out / f"{name}_runs.json", out / f"{name}_summary.md",
-             out / f"{name}_{args.metric}.png"]  # fmt: skip
-    write_records_csv(records, paths[0])
-    write_records_json(records, paths[1], config=config)
-    with atomic_write(paths[2], "w") as fh:
-        fh.write(summary_markdown(records, config, args.metric))
-    partial = f", partial: {len(records)} of {plan['total']} runs" if plan["partial"] else ""
+    path = out / f"{comparison.name}_{args.metric}.png"
+    n, k = comparison.X.shape[0], comparison.n_clusters
+    cut = f", partial: {len(records)} of {total} runs" if partial else ""
     plot_metric_curves(
         records,
-        paths[3],
+        path,
         metric=args.metric,
-        title=f"{name} (n={plan['n']}, k={plan['k']}), {args.trials} trials{partial}",
+        title=f"{comparison.name} (n={n}, k={k}), {args.trials} trials{cut}",
         xlabel="number of labelled points"
         if args.protocol == "labeled"
         else "number of pairwise constraints",
         log_x=args.log_x,
     )
-    return paths
+    return path
 
 
-def _print_summary(args, records: list[dict], plan: dict, written: list[Path]) -> None:
+def _print_summary(args, records: list[dict], total: int, partial: bool, written) -> None:
     """The table of the metric, the failures and warnings, and the files written."""
-    from ..experiments import count_label, format_table, summarize
+    from ..experiments import count_label, format_table, problem_lines, summarize
 
     print(f"\n{args.metric}, mean ± std over {args.trials} trials")
-    if plan["partial"]:
-        print(f"(partial: {len(records)} of {plan['total']} runs finished)")
+    if partial:
+        print(f"(partial: {len(records)} of {total} runs finished)")
     table = summarize(records, args.metric)
     print(format_table(table, markdown=False, count_label=count_label(args.protocol)))
-    _report_problems(records)
+    lines = problem_lines(records)
+    if lines:
+        print("\n" + "\n".join(lines))
     print("\nwritten: " + ", ".join(str(p) for p in written))
 
 
@@ -481,43 +404,3 @@ def _parse_counts(text: str) -> list[int]:
     if not counts:
         raise ValueError("--constraints is empty; give counts such as 0,50,100.")
     return sorted(dict.fromkeys(counts))
-
-
-def warning_summary(records) -> list[str]:
-    """One line per kind of warning over the runs: how many runs, which methods, and the
-    first message (records without ``warning_kinds`` are grouped by message)."""
-    by_kind: dict[str, tuple[list[str], str]] = {}
-    for r in records:
-        messages = [m for m in r.get("warnings", "").split(" | ") if m]
-        kinds = [k for k in r.get("warning_kinds", "").split(" | ") if k]
-        aligned = kinds if len(kinds) == len(messages) else messages  # older records: none
-        for kind, message in zip(aligned, messages, strict=True):
-            methods, _ = by_kind.setdefault(kind, ([], message))
-            methods.append(r["method"])
-    lines = []
-    for kind, (methods, first) in by_kind.items():
-        label = kind if kind.endswith("Warning") else "warning"
-        names = ", ".join(dict.fromkeys(methods))
-        lines.append(one_line(f"{label} in {len(methods)} runs ({names}); first: {first}"))
-    return lines
-
-
-def _report_problems(records) -> None:
-    """Failures per method (first message) and one line per kind of warning (its count,
-    the methods and the first message)."""
-    lines = []
-    for method in dict.fromkeys(r["method"] for r in records):
-        mine = [r for r in records if r["method"] == method]
-        failed = [r for r in mine if r["status"] != "ok"]
-        if failed and len(failed) == len(mine):
-            lines.append(
-                f"{method}: every one of its {len(mine)} runs failed, so it is left out of "
-                f"the plot; first: {failed[0]['message']}"
-            )
-        elif failed:
-            lines.append(
-                f"{method}: {len(failed)} of {len(mine)} runs failed, first: {failed[0]['message']}"
-            )
-    lines += warning_summary(records)
-    if lines:
-        print("\n" + "\n".join(lines))

@@ -44,13 +44,16 @@ methods that need features (``_supports_precomputed = False``) or build their ow
 of graph get the features. Everything is deterministic given ``random_state``.
 
 The package's rooms: ``_protocol`` (drawing, fitting, scoring), ``_records`` (record files,
-the record log, resuming), ``_summary`` (tables and the Markdown page) and ``_provenance``
-(the revision, versions, machine and load every record file and page carries).
+the record log, resuming), ``_summary`` (tables and the Markdown page), ``_comparison``
+(one comparison of methods planned, run run by run and written: what ``spectralink
+compare`` runs) and ``_provenance`` (the revision, versions, machine and load every record
+file and page carries).
 """
 
 from __future__ import annotations
 
 from ..io import atomic_write
+from ._comparison import Comparison, ComparisonPlan, problem_lines, warning_summary
 from ._protocol import cell_seed, check_methods, draw_constraints, run_protocol
 from ._provenance import provenance, provenance_line
 from ._records import (
@@ -71,6 +74,8 @@ from ._records import (
 from ._summary import count_label, format_table, summarize, summary_markdown
 
 __all__ = [
+    "Comparison",
+    "ComparisonPlan",
     "METRICS",
     "PROTOCOLS",
     "RECORD_FIELDS",
@@ -84,6 +89,7 @@ __all__ = [
     "draw_constraints",
     "format_table",
     "grid_order",
+    "problem_lines",
     "provenance",
     "provenance_line",
     "read_record_log",
@@ -93,6 +99,7 @@ __all__ = [
     "run_protocol",
     "summarize",
     "summary_markdown",
+    "warning_summary",
     "write_records_csv",
     "write_records_json",
 ]
