@@ -31,6 +31,7 @@ from collections.abc import Iterator
 __all__ = [
     "ENV_VAR",
     "WORK_PER_THREAD",
+    "blas_threads",
     "config_context",
     "get_config",
     "limit_threads",
@@ -142,6 +143,15 @@ def limit_threads(work: float | None = None) -> Iterator[int]:
     count = n_threads() if work is None else threads_for(work)
     with _controller().limit(limits=count):
         yield count
+
+
+@contextlib.contextmanager
+def blas_threads(count: int) -> Iterator[None]:
+    """Run the block with ``count`` threads in the BLAS libraries loaded so far (OpenMP
+    runtimes left as they are): for loops of many small dense operations, where threads
+    only add overhead. Costs microseconds (the controller is cached), not a scan."""
+    with _controller().limit(limits=count, user_api="blas"):
+        yield
 
 
 _controller_cache: list = []

@@ -54,7 +54,8 @@ import numpy as np
 import scipy.linalg as la
 from scipy.linalg.blas import dsyrk
 from scipy.sparse.linalg import eigsh
-from threadpoolctl import threadpool_limits
+
+from ..parallel import blas_threads
 
 __all__ = [
     "PSDLstsqResult",
@@ -377,7 +378,7 @@ def psd_least_squares(
     PSDLstsqResult
     """
     # the iterations are many small dense operations: threads only add overhead
-    with threadpool_limits(limits=1, user_api="blas"):
+    with blas_threads(1):
         return _psd_least_squares(G, h, c, tol=tol, max_iter=max_iter, face_every=face_every)
 
 
