@@ -2,7 +2,8 @@
 
 For every data set (``100k``: a Gaussian mixture of 100,000 points in 50 dimensions with
 20 components; ``mnist``: MNIST's 70,000 x 784 digits from the data directory; ``1M``: the
-same mixture at 1,000,000 points) and every neighbour search
+same mixture at 1,000,000 points; a number, e.g. ``3000``: the mixture at that many points,
+for a quick run) and every neighbour search
 
 * ``faiss``: ``spectralink.neighbors.kneighbors`` with its default method (exact up to
   50,000 points, the recall-calibrated faiss IVF above);
@@ -60,9 +61,18 @@ def make_mixture(n: int, d: int = N_FEATURES, k: int = N_COMPONENTS, seed: int =
     return X, y
 
 
-def _data(name: str) -> np.ndarray:
+def _mixture_size(name: str) -> int | None:
+    """Points of the mixture ``name`` names (``100k``, ``1M`` or a number of points); None
+    for a data set of the data directory."""
     if name in SIZES:
-        return make_mixture(SIZES[name])[0]
+        return SIZES[name]
+    return int(name) if name.isdigit() else None
+
+
+def _data(name: str) -> np.ndarray:
+    n = _mixture_size(name)
+    if n is not None:
+        return make_mixture(n)[0]
     from spectralink.datasets import load
 
     return np.asarray(load(name)[0], dtype=np.float64)
@@ -116,7 +126,8 @@ def _child(impl: str, data: str) -> dict:
             "search": info.describe(),
         }
         del dist, W, V
-    rows = np.sort(np.random.default_rng(12345).choice(X.shape[0], RECALL_SAMPLE, replace=False))
+    sample = min(RECALL_SAMPLE, X.shape[0])
+    rows = np.sort(np.random.default_rng(12345).choice(X.shape[0], sample, replace=False))
     truth = exact_neighbours(X, rows, N_NEIGHBORS)
     hits = [len(np.intersect1d(a, b)) for a, b in zip(ind[rows], truth, strict=True)]
     out["recall"] = float(np.sum(hits) / truth.size)
@@ -186,7 +197,11 @@ def _load() -> str:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--data", default="100k,mnist,1M", help="comma list of 100k, mnist, 1M")
+    p.add_argument(
+        "--data",
+        default="100k,mnist,1M",
+        help="comma list of 100k, mnist, 1M, or a number of points of the mixture (quick runs)",
+    )
     p.add_argument("--impls", default="faiss,nndescent,sklearn", help="comma list")
     p.add_argument("--sklearn-max", type=int, default=100_000, help="skip sklearn above this n")
     p.add_argument("--timeout", type=float, default=3600.0, help="seconds per child process")
@@ -205,7 +220,7 @@ def main(argv=None) -> int:
     rows = []
     for data in args.data.split(","):
         for impl in args.impls.split(","):
-            n = SIZES.get(data, 70_000)
+            n = _mixture_size(data) or 70_000
             if impl == "sklearn" and n > args.sklearn_max:
                 res = {"skipped": f"n > --sklearn-max={args.sklearn_max} (exact search, O(n^2))"}
             else:

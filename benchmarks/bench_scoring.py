@@ -157,7 +157,7 @@ def run(args) -> None:
             sel = load_doc(ms.record_path(args.out, name, "select"))["records"]
             cells += [("select", r["n_constraints"], r["draw"]) for r in sel]
         if "peers" in args.kinds and name in ms.PEER_DATASETS:
-            cells += [("peers", c, d) for c in args.peer_counts for d in range(ms.PEER_DRAWS)]
+            cells += [("peers", c, d) for c in args.peer_counts for d in range(args.peer_draws)]
         for kind, count, draw in cells:
             done = {(r["kind"], r["n_constraints"], r["draw"]) for r in doc["records"]}
             if (kind, count, draw) in done:
@@ -298,6 +298,8 @@ def main(argv=None) -> None:
     p.add_argument("--kinds", default="select,peers", help="select, peers or both")
     p.add_argument("--peer-counts", default=",".join(map(str, ms.PEER_COUNTS)),
                    help="peers: the pair counts, in the order run")  # fmt: skip
+    p.add_argument("--peer-draws", type=int, default=ms.PEER_DRAWS,
+                   help="peers: draws per pair count (a smaller run for a check)")  # fmt: skip
     p.add_argument("--random-state", type=int, default=0)
     p.add_argument("--report-only", action="store_true")
     p.add_argument("--out", type=Path, default=ms.OUT)
