@@ -220,3 +220,9 @@ def test_every_results_page_names_its_revision_and_versions(page):
     text = page.read_text(encoding="utf-8")
     assert REVISION.search(text), f"{page.name} names no revision"
     assert VERSIONS.search(text), f"{page.name} names no library versions"
+
+
+def test_every_kept_benchmark_has_a_smoke_run():
+    """A benchmark that backs a page is run at a smoke size (``SMOKE``); a finished
+    investigation is removed from the tree, its page naming the revision that holds it."""
+    assert sorted(set(SCRIPTS) - set(SMOKE)) == []
