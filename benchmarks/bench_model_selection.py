@@ -257,7 +257,7 @@ def run_peers(args) -> None:
                 t1 = time.perf_counter()
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    auto = Auto(k, search="exhaustive", random_state=seed, n_jobs=args.n_jobs)
+                    auto = Auto(k, search=args.search, random_state=seed, n_jobs=args.n_jobs)
                     auto.fit(X, constraints=cons)
                 rec["auto"] = {
                     "time_s": time.perf_counter() - t1,
@@ -383,6 +383,10 @@ def main(argv=None) -> None:
     p.add_argument("--no-candidate-fits", dest="candidate_fits", action="store_false",
                    help="peers: skip refitting Auto's candidates on all the pairs "
                    "(the replayed selection rules need them)")  # fmt: skip
+    p.add_argument(
+        "--search", choices=("exhaustive", "fast"), default="exhaustive",
+        help="peers: Auto's search (records: exhaustive; Auto's default: fast)",
+    )  # fmt: skip
     p.add_argument("--out", type=Path, default=OUT)
     args = p.parse_args(argv)
     args.datasets = [d for d in args.datasets.split(",") if d]
