@@ -15,7 +15,7 @@ from sklearn.datasets import make_blobs
 from spectralink import Constraints
 from spectralink.methods.ncut import NCut
 from spectralink.model_selection import ConstraintSearchCV
-from spectralink.model_selection._racing import EARLY_FOLDS, decided, race_splits
+from spectralink.model_selection._racing import EARLY_FOLDS, decided, race_splits, race_survivors
 
 
 def _fake_fit(table, calls):
@@ -61,8 +61,8 @@ def test_a_decided_first_repeat_fits_no_more_repeats():
     assert not decided(scores, np.array([True, True, True]), 0, 3.0)
 
 
-def test_the_better_half_goes_on_and_the_best_two_repeat():
-    # 7 candidates within noise of each other: none is clearly behind, so the caps decide
+def test_the_better_half_goes_on_and_every_survivor_repeats():
+    # 7 candidates within noise of each other: none is clearly behind, so the cap decides
     rng = np.random.RandomState(0)
     table = 0.8 + 0.001 * np.arange(7)[:, None] + 0.05 * rng.standard_normal((7, 15))
     calls: list = []
@@ -74,6 +74,23 @@ def test_the_better_half_goes_on_and_the_best_two_repeat():
     later = {i for i, j in calls if j >= 5}
     early_best = np.argsort(-table[1:, :3].mean(axis=1), kind="stable")[:4] + 1
     assert rest == {0, *early_best.tolist()}  # the reference and the better half (4 of 7)
+    # every survivor not clearly behind after the first repeat can still win and goes on
+    # to the later repeats, however many (a cap of two dropped such leaders)
+    ranked = sorted(rest)
+    kept = {ranked[i] for i in np.flatnonzero(race_survivors(table[ranked, :5], 2.0))}
+    assert later == {0} | kept and len(kept) > 2
+
+
+def test_a_repeat_cap_keeps_the_best_of_the_survivors(monkeypatch):
+    import spectralink.model_selection._racing as racing
+
+    monkeypatch.setattr(racing, "REPEAT_SURVIVORS", 2)
+    rng = np.random.RandomState(0)
+    table = 0.8 + 0.001 * np.arange(7)[:, None] + 0.05 * rng.standard_normal((7, 15))
+    calls: list = []
+    race_splits(7, 15, _fake_fit(table, calls), n_repeats=3, n_se=2.0, decide_n_se=np.inf)
+    rest = {i for i, j in calls if 3 <= j < 5}
+    later = {i for i, j in calls if j >= 5}
     survivors = sorted(rest - {0})
     means = table[survivors, :5].mean(axis=1)
     best_two = {survivors[i] for i in np.argsort(-means, kind="stable")[:2]}

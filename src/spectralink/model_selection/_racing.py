@@ -3,11 +3,11 @@
 Successive halving over the folds (the pattern of scikit-learn's ``HalvingGridSearchCV``,
 with the folds as the resource): every candidate is fitted on the first few folds, then
 only those not clearly behind the leader by the paired rule (:func:`race_survivors`), and
-at most the better half, go on to the rest of the first repeat, and only the best two of
-the survivors of the whole first repeat go on to the later repeats, unless the first repeat
-has already decided (:func:`decided`). The reference (NCut) runs every round. A
-candidate that ignores the constraints (NCut) is fitted once and scored on every fold: its
-partition does not depend on the training pairs.
+at most the better half, go on to the rest of the first repeat, and every survivor of the
+whole first repeat not clearly behind goes on to the later repeats (a candidate that can
+still win is not dropped), unless the first repeat has already decided (:func:`decided`).
+The reference (NCut) runs every round. A candidate that ignores the constraints (NCut) is
+fitted once and scored on every fold: its partition does not depend on the training pairs.
 """
 
 from __future__ import annotations
@@ -33,9 +33,11 @@ EARLY_MARGIN = 2.0
 #: Besides the reference, at most this share of the candidates (rounded up) goes on from the
 #: first folds to the rest of the first repeat, the best by mean score...
 EARLY_SHARE = 0.5
-#: ... and at most this many from the first repeat to the later ones: the repeats steady
-#: the means of the close leaders, which is what the choice between them turns on.
-REPEAT_SURVIVORS = 2
+#: ... and at most this many from the first repeat to the later ones (None: every one not
+#: clearly behind). The repeats steady the means of the close leaders, which is what the
+#: choice between them turns on; a cap of two dropped leaders that could still win and cost
+#: Auto ARI against the exhaustive search (docs/results/model_selection/auto_cost.md).
+REPEAT_SURVIVORS: int | None = None
 
 
 def race_survivors(scores: np.ndarray, n_se: float) -> np.ndarray:
@@ -108,7 +110,7 @@ def race_splits(
     split. Otherwise the rounds are: the first :data:`EARLY_FOLDS` splits for all; the
     rest of the first repeat for those not behind at ``EARLY_MARGIN * n_se``, at most
     :data:`EARLY_SHARE` of them; the later repeats for those not behind at ``n_se`` over
-    the first repeat, at most :data:`REPEAT_SURVIVORS`, unless :func:`decided` (at
+    the first repeat (at most :data:`REPEAT_SURVIVORS` when set), unless :func:`decided` (at
     ``decide_n_se``). The ``reference`` always runs every round it
     reaches. Returns the results in (candidate, split) order over the splits used (the
     first repeat's only when it decided), splits not fitted as ``(nan scores, nan, None)``,
@@ -127,6 +129,7 @@ def race_splits(
             keep = race_survivors(scores[alive], margin)
             alive[np.flatnonzero(alive)[~keep]] = False
             cap = math.ceil(EARLY_SHARE * n_cand) if columns.start < n_first else REPEAT_SURVIVORS
+            cap = n_cand if cap is None else cap
             alive &= best_of(scores, alive, reference, cap)
             alive[reference] = True
             if columns.start >= n_first and decided(scores, alive, reference, decide_n_se):
