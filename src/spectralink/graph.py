@@ -20,7 +20,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike
 from scipy.sparse.csgraph import connected_components
 
-from .exceptions import DisconnectedGraphWarning, MissingExtraError, one_line
+from .exceptions import DisconnectedGraphWarning, import_extra, one_line
 from .neighbors import ANN_THRESHOLD, kneighbors
 
 __all__ = [
@@ -80,12 +80,7 @@ def kneighbors_query(
     if method not in ("auto", "exact", "nndescent"):
         raise ValueError(f"method must be 'auto', 'exact' or 'nndescent', got {method!r}.")
     if method == "nndescent":
-        try:
-            from pynndescent import NNDescent
-        except ImportError as exc:
-            raise MissingExtraError(
-                "method='nndescent' needs PyNNDescent: pip install 'spectralink[pynndescent]'"
-            ) from exc
+        NNDescent = import_extra("pynndescent", "pynndescent", "method='nndescent'").NNDescent
         seed = (
             None if random_state is None
             else int(np.random.RandomState(random_state).randint(2**31))

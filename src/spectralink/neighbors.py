@@ -49,7 +49,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .exceptions import MissingExtraError
+from .exceptions import import_extra
 from .parallel import limit_threads, n_threads
 from .progress import current_stage, stage
 from .utils import content_hash, register_cache, shared_scope
@@ -542,12 +542,7 @@ def _search_cells(faiss, Xf, cell, sizes, order, p_cell, c, progress) -> np.ndar
 
 # --------------------------------------------------------------------------- other libraries
 def _nndescent(X: np.ndarray, k: int, random_state):
-    try:
-        from pynndescent import NNDescent
-    except ImportError as exc:
-        raise MissingExtraError(
-            "method='nndescent' needs PyNNDescent: pip install 'spectralink[pynndescent]'"
-        ) from exc
+    NNDescent = import_extra("pynndescent", "pynndescent", "method='nndescent'").NNDescent
     from sklearn.utils import check_random_state
 
     seed = None if random_state is None else _seed(check_random_state(random_state))

@@ -11,11 +11,11 @@ and :meth:`Comparison.write` writes the runs as CSV and JSON and the Markdown su
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import numpy as np
 
+from .. import __version__
 from ..exceptions import one_line
 from ..io import atomic_write
 from ._protocol import cell_seed, run_protocol
@@ -32,13 +32,6 @@ from ._records import (
 from ._summary import summary_markdown
 
 __all__ = ["Comparison", "ComparisonPlan", "problem_lines", "warning_summary"]
-
-
-def _version() -> str:
-    try:
-        return version("spectralink")
-    except PackageNotFoundError:  # pragma: no cover - run from a source tree not installed
-        return "unknown"
 
 
 @dataclass
@@ -88,7 +81,7 @@ class Comparison:
             "protocol": self.protocol,
             "random_state": self.random_state,
             "scale": self.scale,
-            "spectralink_version": _version(),
+            "spectralink_version": __version__,
         }
 
     def plan(self, log_path: Path, resume: bool) -> ComparisonPlan:

@@ -121,8 +121,8 @@ def ccsr_metric(
 
     The terms are ``constraints.targets``: the ``n`` diagonal pairs and the must-links with
     target 1, the cannot-links with target 0; a constraint's weight multiplies its squared
-    residual. ``diag_gram`` is :func:`diagonal_gram` of ``F`` when already computed, ``gram``
-    :func:`eq17_gram` of ``F`` and the constraints (then ``diag_gram`` is not used).
+    residual. ``gram`` is :func:`eq17_gram` of ``F`` and the constraints when already
+    computed, ``diag_gram`` :func:`diagonal_gram` of ``F`` (the shrinkage's scale reads it).
 
     ``shrinkage = lam > 0`` adds ``lam * e * ||M - s P_k||_F^2``: ``P_k`` the projector on
     the ``n_clusters`` smoothest eigenvectors (NCut's embedding), ``s`` from
@@ -131,6 +131,8 @@ def ccsr_metric(
     ``F`` is orthonormal this also equals ``lam * e * ||F M F^T - s F P_k F^T||_F^2``, a pull
     of the whole kernel toward NCut's. ``shrinkage=0`` is the paper's eq. 17.
     """
+    if diag_gram is None and (gram is None or shrinkage > 0):
+        diag_gram = diagonal_gram(F)
     G, h, c = eq17_gram(F, constraints, diag_gram) if gram is None else gram
     if shrinkage > 0:
         if n_clusters is None:
