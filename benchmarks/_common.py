@@ -6,7 +6,6 @@ not a script.
 
 from __future__ import annotations
 
-import json
 import os
 import resource
 import subprocess
@@ -17,12 +16,12 @@ from pathlib import Path
 import numpy as np
 
 from spectralink import Constraints
-from spectralink.io import atomic_write
 
 #: the repository root, from which ``python -m benchmarks.<name>`` runs
 ROOT = Path(__file__).resolve().parents[1]
-#: where every benchmark writes its pages and records
-RESULTS = ROOT / "docs" / "results"
+#: where every benchmark writes its pages and records; ``SPECTRALINK_RESULTS`` points a run
+#: at a copy (``benchmarks.pages`` regenerates the pages there to compare them)
+RESULTS = Path(os.environ.get("SPECTRALINK_RESULTS") or ROOT / "docs" / "results")
 
 
 def run_module(module: str, args: Sequence[str], **kwargs: object) -> subprocess.CompletedProcess:
@@ -48,21 +47,6 @@ def rss_mib() -> float:
             return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
     except (OSError, ValueError, IndexError):
         return float("nan")
-
-
-# --------------------------------------------------------------------------- records
-def load_doc(path: Path) -> dict:
-    """A JSON record file (``config`` and ``records``), empty when it does not exist yet."""
-    if path.exists():
-        return json.loads(path.read_text())
-    return {"config": {}, "records": []}
-
-
-def save_doc(path: Path, doc: dict) -> None:
-    """Write a record file atomically, so an interrupted run leaves the last complete one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_write(path, "w") as fh:
-        fh.write(json.dumps(doc, indent=1, allow_nan=False) + "\n")
 
 
 # --------------------------------------------------------------------------- estimators

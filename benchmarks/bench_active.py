@@ -16,8 +16,9 @@ the larger sets puts out of reach (``docs/results/active/RUNS.md``).
 
 Data: digits (scikit-learn), segmentation (standardised, as in ``benchmarks.bench_defaults``),
 usps and pendigits (data directory). Seeds seed the selection and the estimator.
-Records are appended to ``records/<dataset>.jsonl`` as they go (one JSON object per
-fit), and a run skips the (dataset, method, strategy, seed) cells already complete, so
+Records go to ``docs/results/records/active/<dataset>.jsonl.gz`` (``benchmarks/_store.py``),
+logged beside it as they go (one JSON object per fit) and sealed into it when the dataset's
+run ends; a run skips the (dataset, method, strategy, seed) cells already complete, so
 the grid can be split over processes and resumed::
 
     python -m benchmarks.bench_active --datasets digits --methods ccsr,lscp
@@ -43,6 +44,15 @@ from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_info
 
 from benchmarks._common import RESULTS, without_guard
+from benchmarks._store import (
+    SUFFIX,
+    load_doc,
+    log_path,
+    records_dir,
+    records_note,
+    save_doc,
+    table_path,
+)
 from spectralink import Constraints
 from spectralink.active import (
     AUTO_STRATEGY,
@@ -78,28 +88,39 @@ def load_dataset(name: str):
 
 # --------------------------------------------------------------------------- records
 def records_path(dataset: str) -> Path:
-    return OUT / "records" / f"{dataset}.jsonl"
+    return table_path(OUT, dataset)
 
 
 def read_records(datasets=DATASETS) -> list[dict]:
-    """Records of ``datasets``; a cell rerun after an interruption replaces its partial records."""
+    """Records of ``datasets``, the table's and an unfinished run's log; a cell rerun after
+    an interruption replaces its partial records."""
     out: dict[tuple, dict] = {}
     for d in datasets:
-        p = records_path(d)
-        if p.exists():
-            for line in p.read_text().splitlines():
-                if line.strip():
-                    r = json.loads(line)
-                    out[(r["dataset"], r["method"], r["strategy"], r["seed"], r["n_queries"])] = r
+        table = records_path(d)
+        records = load_doc(table)["records"]
+        if log_path(table).exists():
+            lines = log_path(table).read_text().splitlines()
+            records += [json.loads(line) for line in lines if line.strip()]
+        for r in records:
+            out[(r["dataset"], r["method"], r["strategy"], r["seed"], r["n_queries"])] = r
     return list(out.values())
 
 
+def seal_records(dataset: str) -> None:
+    """Write the table of ``dataset`` from what is on disk and remove the run's log."""
+    table = records_path(dataset)
+    if log_path(table).exists():
+        records = read_records([dataset])
+        save_doc(table, {"config": {"dataset": dataset}, "records": records})
+        log_path(table).unlink()
+
+
 def append_record(rec: dict) -> None:
-    p = records_path(rec["dataset"])
+    """Log ``rec`` at once (one line per record), so an interrupted run resumes."""
+    p = log_path(records_path(rec["dataset"]))
     p.parent.mkdir(parents=True, exist_ok=True)
     with open(p, "a") as fh:
         fh.write(json.dumps(rec) + "\n")
-        fh.flush()
 
 
 def done_cells(records) -> set:
@@ -241,6 +262,7 @@ def run(datasets, methods, strategies, seeds):
                             sequences[strategy] = answer_sequence(sel, y, COUNTS[-1])
                         pairs, t_sel = sequences[strategy]
                         run_cell_free(dataset, method, strategy, seed, X, y, k, pairs, t_sel)
+        seal_records(dataset)
 
 
 # --------------------------------------------------------------------------- timing
@@ -440,7 +462,8 @@ def report(datasets, methods, strategies):
             cells.append(cell)
     if cells:
         summary += _criteria(cells, strategies)
-    text = "\n".join(lines[:2] + summary + lines[2:]) + "\n"
+    note = ["", "---", "", records_note(sorted(records_dir(OUT).glob(f"*{SUFFIX}")))]
+    text = "\n".join(lines[:2] + summary + lines[2:] + note) + "\n"
     OUT.mkdir(parents=True, exist_ok=True)
     with atomic_write(OUT / "README.md", "w") as fh:
         fh.write(text)

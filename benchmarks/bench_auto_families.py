@@ -1,7 +1,7 @@
 """Auto now against Auto with the held-out guard, on the synthetic families, draw by draw.
 
 Reads a ``bench_defaults --families ... --methods ncut,auto`` output folder and the guard's
-records (``docs/results/guard/families/records/``, where ``Auto`` refitted its choice with
+records (``docs/results/records/guard/families/``, where ``Auto`` refitted its choice with
 the guard), and prints per instance and count, over the draws both have: NCut's mean error,
 Auto's with the guard and now, and their mean fit times; then the cells above NCut + 0.02
 for each, the paired difference and the gain over NCut summed over the cells::
@@ -14,28 +14,24 @@ for each, the paired difference and the gain over NCut summed over the cells::
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 import numpy as np
 
-from benchmarks._common import RESULTS
+from benchmarks._store import STORE, SUFFIX, read_table, records_dir
 
 TOLERANCE = 0.02
-GUARDED = RESULTS / "guard" / "families" / "records"
+GUARDED = STORE / "guard" / "families"
 
 
 def read(path: Path) -> dict[tuple, dict]:
-    """``{(method, count, trial): record}`` of one JSONL record log (its first line is the
-    header)."""
-    lines = path.read_text().splitlines()[1:]
-    records = [json.loads(line) for line in lines if line.strip()]
-    return {(r["method"], r["n_constraints"], r["trial"]): r for r in records}
+    """``{(method, count, trial): record}`` of one table of records."""
+    return {(r["method"], r["n_constraints"], r["trial"]): r for r in read_table(path)[1]}
 
 
 def cells(folder: Path, guarded: Path) -> list[tuple]:
     rows = []
-    for path in sorted((folder / "families" / "records").glob("*.jsonl")):
+    for path in sorted(records_dir(folder / "families").glob(f"*{SUFFIX}")):
         old_path = guarded / path.name
         if not old_path.exists():
             continue
@@ -48,7 +44,7 @@ def cells(folder: Path, guarded: Path) -> list[tuple]:
             if not keys:
                 continue
             rows.append((
-                path.stem, count, len(keys), _mean(new, "ncut", "error", keys),
+                path.name.removesuffix(SUFFIX), count, len(keys), _mean(new, "ncut", "error", keys),
                 _mean(old, "auto", "error", keys), _mean(new, "auto", "error", keys),
                 _mean(old, "auto", "time_s", keys), _mean(new, "auto", "time_s", keys),
             ))  # fmt: skip

@@ -22,7 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
-from spectralink.experiments import atomic_write, read_records_json
+from benchmarks._store import SUFFIX, read_table, records_dir
+from spectralink.experiments import atomic_write
 
 TOLERANCE = 0.02
 NOT_NAMED = {"ncut", "auto", "lscr"}  # the reference, the chooser, an unconstrained method
@@ -44,9 +45,9 @@ def report(folder: Path) -> list[str]:
     ]
     pooled: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
     above = []
-    for path in sorted((folder / "records").glob("*.json")):
-        name = path.stem
-        for count, errs in cells(read_records_json(path)).items():
+    for path in sorted(records_dir(folder).glob(f"*{SUFFIX}")):
+        name = path.name.removesuffix(SUFFIX)
+        for count, errs in cells(read_table(path)[1]).items():
             if "auto" not in errs or "ncut" not in errs:
                 continue
             named = {m: e for m, e in errs.items() if m not in NOT_NAMED}

@@ -22,8 +22,9 @@ Li, Liu & Tang (CVPR 2009) and Li & Liu (ICCV 2009), section 4 / 5 of each:
   search is done once per dataset and the eigenvectors once per graph (NCut, CCSR and
   CCSKL share them; SL and SSKK change the graph and cannot).
 
-Outputs Markdown tables, a CSV of every run and PNG curves into ``docs/results/ccsr_ccskl``;
-``docs/results/ccsr_ccskl/README.md`` reads them.
+Outputs Markdown tables and PNG curves into ``docs/results/ccsr_ccskl`` and every run into
+the table ``docs/results/records/ccsr_ccskl/<dataset><tag>.jsonl.gz``
+(``benchmarks/_store.py``); ``docs/results/ccsr_ccskl/README.md`` reads them.
 
 Run ``python -m benchmarks.bench_ccsr_ccskl_protocol`` (full) or with ``--quick``; see
 ``--help``. Set ``SPECTRALINK_DATA`` to the directory with ``usps.npz``, ``mnist_test.npz``,
@@ -33,7 +34,6 @@ Run ``python -m benchmarks.bench_ccsr_ccskl_protocol`` (full) or with ``--quick`
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import sys
 import time
@@ -43,6 +43,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks._common import RESULTS, genpwc
+from benchmarks._store import SUFFIX, read_table, records_dir, table_path, write_table
 from spectralink.datasets import load, load_subset
 from spectralink.graph import gaussian_knn_graph, kneighbors, sigma_from_distances, sigma_grid
 from spectralink.methods.ccskl import CCSKL
@@ -291,16 +292,19 @@ def plot(name, summ, methods, outdir):
     plt.close(fig)
 
 
-def merge_runs(name, outdir, header, args):
-    """Rebuild the table and curves of ``name`` from the CSVs of several (split) runs."""
-    rows, files = [], sorted(outdir.glob(f"{name}*.csv"))
-    for f in files:
-        with open(f) as fh:
-            for r in csv.DictReader(fh):
-                r["n_constraints"] = int(r["n_constraints"])
-                r["sigma_over_r"] = float(r["sigma_over_r"])
-                r["error"] = float(r["error"])
-                rows.append(r)
+def run_config(args: argparse.Namespace, name: str) -> dict:
+    """What the records of ``name`` depend on: the options that shape the run."""
+    keep = (
+        "methods draws n_init quick default_sigma_only n_counts large_n_counts large_counts "
+        "large_draws graph_full sigmas"
+    ).split()
+    return {"dataset": name, **{k: getattr(args, k) for k in keep}}
+
+
+def merge_runs(name: str, outdir: Path, header: list[str], args: argparse.Namespace) -> None:
+    """Rebuild the table and curves of ``name`` from the tables of several (split) runs."""
+    files = sorted(records_dir(outdir).glob(f"{name}*{SUFFIX}"))
+    rows = [r for f in files for r in read_table(f)[1]]
     # split runs may repeat a cell (same seeds, same result): keep one
     rows = list({(r["sigma_over_r"], r["s"], r["draw"], r["method"]): r for r in rows}.values())
     sig = sorted({r["sigma_over_r"] for r in rows})
@@ -355,7 +359,7 @@ def main(argv=None):
     p.add_argument(
         "--merge",
         action="store_true",
-        help="only rebuild <dataset>.md/.png from all <dataset>*.csv files (split runs)",
+        help="only rebuild <dataset>.md/.png from all <dataset>* tables (split runs)",
     )
     args = p.parse_args(argv)
     warnings.simplefilter("ignore")  # disconnected-graph and solver warnings at extreme sigma
@@ -411,10 +415,7 @@ def main(argv=None):
                 "",
             ]
             (outdir / f"{nm}{tag}.md").write_text("\n".join(body))
-            with open(outdir / f"{nm}{tag}.csv", "w", newline="") as fh:
-                wr = csv.DictWriter(fh, fieldnames=list(rows[0]))
-                wr.writeheader()
-                wr.writerows(rows)
+            write_table(rows, table_path(outdir, nm + tag), config=run_config(args, nm))
             return table
 
         info = run_dataset(nm, args, rows, print, checkpoint=write)

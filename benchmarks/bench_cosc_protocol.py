@@ -11,8 +11,10 @@ constraints. Each dataset also records the normalized cut of its label partition
 satisfies every constraint (method ``labels``).
 
 The original constraint counts and number of trials did not survive in the paper text.
-The counts used here are listed in ``COUNTS``. Writes ``docs/results/cosc/protocol.md``,
-``protocol.csv`` and one PNG per dataset.
+The counts used here are listed in ``COUNTS``. Writes ``docs/results/cosc/protocol.md`` and
+one PNG per dataset; every run goes to the table
+``docs/results/records/cosc/protocol.jsonl.gz`` (``benchmarks/_store.py``; a run with
+``--out <dir>`` outside ``docs/results`` keeps it in ``<dir>/records/protocol.jsonl.gz``).
 
 Usage::
 
@@ -21,14 +23,13 @@ Usage::
     python -m benchmarks.bench_cosc_protocol --datasets sonar diabetes
     python -m benchmarks.bench_cosc_protocol --append --methods SCLC      # add a baseline
     python -m benchmarks.bench_cosc_protocol --trials 20 --first-trial 5 --out <dir>
-    python -m benchmarks.bench_cosc_protocol --merge <dir>/protocol.csv   # fold it in
+    python -m benchmarks.bench_cosc_protocol --merge <dir>/records/protocol.jsonl.gz
     python -m benchmarks.bench_cosc_protocol --cosc '{"inner_step": "per_edge"}' --out <dir>
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import time
 from pathlib import Path
@@ -36,10 +37,17 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks._common import RESULTS, without_guard
+from benchmarks._store import (
+    TableLog,
+    load_doc,
+    read_progress,
+    records_note,
+    table_path,
+    write_table,
+)
 from spectralink import COSC, Constraints
 from spectralink.datasets import load
 from spectralink.graph import adaptive_knn_affinity
-from spectralink.io import atomic_write
 from spectralink.metrics import majority_vote_error, normalized_cut, violated_fraction
 from spectralink.registry import get_method
 
@@ -94,7 +102,7 @@ def methods(k, args, seed):
     return out
 
 
-def run_dataset(key, args, writer, rows):
+def run_dataset(key, args, log, rows):
     X, y, k, counts = load_task(key)
     if args.quick:
         counts = [counts[0], counts[2], counts[4]]
@@ -103,7 +111,7 @@ def run_dataset(key, args, writer, rows):
     W = adaptive_knn_affinity(X, 10, random_state=0)
     truth = label_row(key, normalized_cut(W, y))
     rows.append(truth)
-    writer.writerow(truth)
+    log.append(truth)
     for n_pairs in counts:
         for trial in range(args.first_trial, args.trials):
             cons = Constraints.from_labels(y, n_pairs, random_state=1000 * trial + n_pairs)
@@ -127,7 +135,7 @@ def run_dataset(key, args, writer, rows):
                     "n_recursions": args.n_recursions if k > 2 else 0,
                 }
                 rows.append(row)
-                writer.writerow(row)
+                log.append(row)
                 print(
                     f"  {key:20s} {label:5s} pairs={n_pairs:5d} trial={trial} "
                     f"err={row['error']:.4f} ncut={row['ncut']:.4f} "
@@ -282,6 +290,10 @@ def write_markdown(summary, args, path, rows=()):
         "|---|---|---|---|",
         *truth,
         "",
+        "---",
+        "",
+        records_note([table_path(args.out, "protocol")]),
+        "",
     ]
     path.write_text("\n".join(lines))
 
@@ -336,22 +348,11 @@ def key_of(row):
     return (row["dataset"], row["method"], int(row["n_pairs"]), int(row["trial"]))
 
 
-def read_rows(path):
-    """Rows of a protocol.csv with numbers parsed (empty cells stay empty strings)."""
-    with open(path, newline="") as fh:
-        return [
-            {
-                k: r.get(k)
-                if k in ("dataset", "method") or not r.get(k)
-                else (
-                    int(r[k])
-                    if k in ("n_pairs", "trial", "n_starts", "n_recursions")
-                    else float(r[k])
-                )
-                for k in FIELDS
-            }
-            for r in csv.DictReader(fh)
-        ]
+def read_rows(path: Path) -> list[dict]:
+    """Rows of a protocol table, or of its run's log when that run did not finish; the
+    ``labels`` rows keep their empty ``n_starts`` / ``n_recursions``."""
+    got = read_progress(path)
+    return [] if got is None else [{k: r.get(k) for k in FIELDS} for r in got[1]]
 
 
 def replace_rows(rows, new):
@@ -428,13 +429,14 @@ def main(argv=None):
     parser.add_argument(
         "--report-only",
         action="store_true",
-        help="rewrite protocol.md and the PNGs from an existing protocol.csv",
+        help="rewrite protocol.md and the PNGs from the existing protocol table",
     )
     parser.add_argument(
         "--append",
         action="store_true",
-        help="keep the rows of an existing protocol.csv; rows this run produces replace "
-        "those with the same dataset, method, count and trial",
+        help="keep the rows of the existing protocol table (or of an interrupted run's "
+        "log); rows this run produces replace those with the same dataset, method, count "
+        "and trial",
     )
     parser.add_argument(
         "--methods",
@@ -448,44 +450,49 @@ def main(argv=None):
         nargs="+",
         type=Path,
         default=[],
-        help="protocol.csv files of split runs: their rows replace those of the same key in "
-        "<out>/protocol.csv, then the report is rewritten",
+        help="protocol tables of split runs (<dir>/records/protocol.jsonl.gz): their rows "
+        "replace those of the same key in the table of <out>, then the report is rewritten",
     )
     args = parser.parse_args(argv)
     args.trials = args.trials or (2 if args.quick else 5)
     args.n_starts = args.n_starts or (4 if args.quick else 10)
     args.n_recursions = args.n_recursions or (2 if args.quick else 5)
     args.out.mkdir(parents=True, exist_ok=True)
-    path = args.out / "protocol.csv"
+    path = table_path(args.out, "protocol")
     if args.report_only or args.merge:
         args.append, args.datasets = True, []
-    rows = read_rows(path) if args.append and path.is_file() else []
-    for extra in args.merge:
-        rows = replace_rows(rows, read_rows(extra))
+    rows = read_rows(path) if args.append else []
+    if args.report_only or args.merge:
+        report_only(rows, args, path)
+        return
     planned = planned_keys(args)
     rows = [r for r in rows if key_of(r) not in planned]
-    if args.report_only or args.merge:
-        rows += missing_label_rows(rows)
-        with atomic_write(path, newline="") as fh:
-            writer = csv.DictWriter(fh, fieldnames=FIELDS)
-            writer.writeheader()
-            writer.writerows(rows)
-        summary = summarise(rows)
-        write_markdown(summary, args, args.out / "protocol.md", rows)
-        plot(summary, args.out)
-        print((args.out / "protocol.md").read_text())
-        return
-    with open(path, "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=FIELDS)
-        writer.writeheader()
-        writer.writerows(rows)
+    with TableLog(path, {"cosc": args.cosc}, keep=rows) as log:
         for key in args.datasets:
             print(f"{key}", flush=True)
-            run_dataset(key, args, writer, rows)
-            fh.flush()
-            summary = summarise(rows)
-            write_markdown(summary, args, args.out / "protocol.md", rows)
-            plot(summary, args.out)
+            run_dataset(key, args, log, rows)
+            report(rows, args)
+    print((args.out / "protocol.md").read_text())
+
+
+def report(rows: list[dict], args: argparse.Namespace) -> None:
+    """Rewrite ``protocol.md`` and the PNGs from ``rows``."""
+    summary = summarise(rows)
+    write_markdown(summary, args, args.out / "protocol.md", rows)
+    plot(summary, args.out)
+
+
+def report_only(rows: list[dict], args: argparse.Namespace, path: Path) -> None:
+    """Fold in ``--merge``'s tables and the missing ``labels`` rows, then rewrite the report.
+    The table is rewritten only when its rows changed: rewriting it unchanged would only
+    replace its provenance with today's."""
+    for extra in args.merge:
+        rows = replace_rows(rows, read_rows(extra))
+    added = missing_label_rows(rows)
+    rows += added
+    if args.merge or added:
+        write_table(rows, path, config=load_doc(path)["config"])
+    report(rows, args)
     print((args.out / "protocol.md").read_text())
 
 

@@ -18,19 +18,24 @@ Usage::
     python -m benchmarks.bench_cosc_search --out docs/results/cosc/search  # write files
     # the thorough search with other seeds against the recorded thorough runs
     python -m benchmarks.bench_cosc_search --standard '{"search": "thorough"}' \
-        --standard-seed-offset 1000 --skip-thorough --runs docs/results/cosc/search.csv
+        --standard-seed-offset 1000 --skip-thorough \
+        --runs docs/results/records/cosc/search.jsonl.gz
+
+``--out <folder>/<name>`` writes the page ``<folder>/<name>.md`` and the runs to the table
+``<name>`` of that folder (``benchmarks/_store.py``): ``--out docs/results/cosc/search``
+gives ``docs/results/records/cosc/search.jsonl.gz``.
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import time
 from pathlib import Path
 
 import numpy as np
 
+from benchmarks._store import read_table, table_path, write_table
 from spectralink import COSC, Constraints
 from spectralink.datasets import load
 from spectralink.graph import adaptive_knn_affinity
@@ -130,22 +135,18 @@ def main(argv=None):  # noqa: PLR0915
         help="'standard' fits with random_state = seed + this (the pairs stay those of seed)",
     )
     parser.add_argument("--skip-thorough", action="store_true", help="reuse --runs' thorough")
-    parser.add_argument("--runs", type=Path, default=None, help="CSV of earlier runs to reuse")
+    parser.add_argument(
+        "--runs", type=Path, default=None, help="table of earlier runs to reuse (.jsonl.gz)"
+    )
     parser.add_argument("--rtol", type=float, default=1e-6)
-    parser.add_argument("--out", type=Path, default=None, help="write <out>.csv and <out>.md")
+    parser.add_argument(
+        "--out", type=Path, default=None, help="write <out>.md and the table of the runs"
+    )
     args = parser.parse_args(argv)
 
     standard = json.loads(args.standard)
     thorough = {"search": "thorough", **json.loads(args.thorough)}
-    old = []
-    if args.runs and args.runs.is_file():
-        with open(args.runs, newline="") as fh:
-            for r in csv.DictReader(fh):
-                r["n_pairs"], r["seed"] = int(r["n_pairs"]), int(r["seed"])
-                for k in ("ncut", "error", "seconds"):
-                    r[k] = float(r[k])
-                r["violated"] = int(r["violated"])
-                old.append(r)
+    old = read_table(args.runs)[1] if args.runs else []
     old_thorough = {
         (r["dataset"], r["n_pairs"], r["seed"]): r for r in old if r["search"] == "thorough"
     }
@@ -189,10 +190,13 @@ def main(argv=None):  # noqa: PLR0915
     print("\n".join(lines))
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        with atomic_write(args.out.with_suffix(".csv"), newline="") as fh:
-            w = csv.DictWriter(fh, fieldnames=FIELDS)
-            w.writeheader()
-            w.writerows({k: r[k] for k in FIELDS} for r in rows)
+        config = {
+            "standard": standard,
+            "thorough": thorough,
+            "standard_seed_offset": args.standard_seed_offset,
+        }
+        table = table_path(args.out.parent, args.out.name)
+        write_table([{k: r[k] for k in FIELDS} for r in rows], table, config=config)
         header = [
             "# COSC: standard search against the thorough one",
             "",

@@ -16,8 +16,9 @@ all pairs among ``5,10,20,40`` labelled points per class. The script prints and 
   cluster) is re-fitted to check that, and counted apart.
 
 Features whose columns have different units (wine, breast_cancer, segmentation) are
-standardised. Records are kept per dataset and protocol in ``records/`` (JSON), replaced
-by (method, count, trial) when a run is repeated, so datasets can run in separate
+standardised. Records are kept per dataset and protocol in the records store
+(``docs/results/records/defaults/<dataset>_<protocol>.jsonl.gz``, ``benchmarks/_store.py``),
+replaced by (method, count, trial) when a run is repeated, so datasets can run in separate
 processes and the report is rebuilt from what is there::
 
     python -m benchmarks.bench_defaults --datasets iris,wine,sonar
@@ -28,8 +29,9 @@ processes and the report is rebuilt from what is there::
 grid and on the raw and standardised real sets (``benchmarks/_families.py`` lists them and
 their split into a ``tune`` part, where defaults may be chosen, and a ``check`` part,
 reported only). Every method (``ncut sl ccsr ccskl e2cp lscp cosc scacs fcsc auto``) runs on
-50, 200 and 1000 random pairs, 5 draws; records go to ``families/records/<instance>.jsonl``,
-one line per fit as soon as it is scored, so an interrupted run resumes where it stopped
+50, 200 and 1000 random pairs, 5 draws; records go to
+``docs/results/records/defaults/families/<instance>.jsonl.gz``, logged one line per fit as soon as
+it is scored, so an interrupted run resumes where it stopped
 (fits already on disk are not run again); one Markdown page per family,
 ``families/<family>.md``, and the cells above NCut + 0.02 of every family in
 ``families/README.md``::
@@ -42,7 +44,6 @@ one line per fit as soon as it is scored, so an interrupted run resumes where it
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import time
@@ -55,17 +56,24 @@ from sklearn.preprocessing import StandardScaler
 
 from benchmarks._common import RESULTS
 from benchmarks._families import FAMILY_NAMES, grid
+from benchmarks._store import (
+    SUFFIX,
+    TableLog,
+    read_progress,
+    read_table,
+    records_dir,
+    records_note,
+    shown_folder,
+    table_path,
+    write_table,
+)
 from spectralink.datasets import DatasetNotFoundError, load
 from spectralink.experiments import (
-    RecordLog,
     atomic_write,
     data_fingerprint,
     draw_constraints,
-    read_record_log,
-    read_records_json,
     run_protocol,
     summarize,
-    write_records_json,
 )
 from spectralink.metrics import unrequested_small_clusters
 from spectralink.plots import plot_metric_curves
@@ -124,15 +132,13 @@ def default_guard(method: str) -> str | None:
 
 
 def merge_records(path: Path, new: list[dict]) -> list[dict]:
-    old = read_records_json(path) if path.exists() else []
+    old = read_table(path)[1] if path.exists() else []
     key = lambda r: (r["method"], int(r["n_constraints"]), int(r["trial"]))  # noqa: E731
     fresh = {key(r) for r in new}
     return [r for r in old if key(r) not in fresh] + new
 
 
 def run(args) -> None:
-    rec_dir = args.out / "records"
-    rec_dir.mkdir(parents=True, exist_ok=True)
     for name in args.datasets:
         try:
             X, y = load_dataset(name)
@@ -160,8 +166,9 @@ def run(args) -> None:
             )  # fmt: skip
             for r in records:  # so a report can tell records made before the guard
                 r["guard"] = guards[r["method"]]
-            path = rec_dir / f"{name}_{protocol}.json"
-            write_records_json(
+                r["small_asked"] = asks_small_clusters(r, name, protocol, k, len(y))
+            path = table_path(args.out, f"{name}_{protocol}")
+            write_table(
                 merge_records(path, records), path,
                 config={"dataset": name, "protocol": protocol, "n": len(y), "k": k},
             )  # fmt: skip
@@ -172,6 +179,16 @@ def degenerate(r: dict, n: int, k: int) -> bool:
     return r["status"] == "ok" and (
         int(r["n_found"]) < k or int(r["smallest"]) < max(2, math.ceil(0.01 * n))
     )
+
+
+def asks_small_clusters(r: dict, name: str, protocol: str, k: int, n: int) -> bool | None:
+    """For an unwarned degenerate fit with all ``k`` clusters: are its small clusters the
+    ones the cannot-links ask for? ``None`` where the question does not arise. Kept in the
+    record, so the report is a function of the records alone."""
+    unwarned = degenerate(r, n, k) and "degenerate partition" not in (r["warnings"] or "")
+    if not unwarned or int(r["n_found"]) != k:
+        return None
+    return small_clusters_asked_for(r, name, protocol, k)
 
 
 def small_clusters_asked_for(r: dict, name: str, protocol: str, k: int) -> bool:
@@ -190,7 +207,7 @@ def small_clusters_asked_for(r: dict, name: str, protocol: str, k: int) -> bool:
 
 # PLR0915 (statements): a benchmark's protocol, step by step as its page describes it.
 def report(out: Path) -> int:  # noqa: PLR0915
-    rec_dir = out / "records"
+    rec_dir = records_dir(out)
 
     def link(page: str) -> str:
         """``page`` (relative to the default folder) as a link from ``out``."""
@@ -226,11 +243,10 @@ def report(out: Path) -> int:  # noqa: PLR0915
         f"tables in [families/README.md]({link('families/README.md')}).",
         "",
     ]
-    for path in sorted(rec_dir.glob("*.json")):
-        records = read_records_json(path)
+    for path in sorted(rec_dir.glob(f"*{SUFFIX}")):
+        config, records = read_table(path)
         if not records:
             continue
-        config = json.loads(path.read_text())["config"]
         name, protocol, n, k = (config[f] for f in ("dataset", "protocol", "n", "k"))
         summ = summarize(records, "error")
         viol = {(s["method"], s["n_constraints"]): s for s in summarize(records, "violated")}
@@ -290,7 +306,7 @@ def report(out: Path) -> int:  # noqa: PLR0915
         asked = 0
         for r in records:
             if degenerate(r, n, k) and "degenerate partition" not in r["warnings"]:
-                if int(r["n_found"]) == k and small_clusters_asked_for(r, name, protocol, k):
+                if r.get("small_asked"):
                     asked += 1
                     continue
                 unwarned.append(
@@ -319,9 +335,10 @@ def report(out: Path) -> int:  # noqa: PLR0915
     lines += [f"- {w}" for w in worse] or ["- none"]
     lines += ["", "## Degenerate partitions without a warning", ""]
     lines += [f"- {u}" for u in unwarned] or ["- none"]
+    lines += ["", "---", "", records_note(sorted(rec_dir.glob(f"*{SUFFIX}")))]
     with atomic_write(out / "README.md", "w") as fh:
         fh.write("\n".join(lines) + "\n")
-    print("\n".join(lines[-(len(worse) + len(unwarned) + 6) :]))
+    print("\n".join(lines[-(len(worse) + len(unwarned) + 10) :]))
     print(f"{len(worse)} cell(s) worse than NCut + {TOLERANCE}; {len(unwarned)} unwarned "
           "degenerate fit(s).")  # fmt: skip
     return len(worse)
@@ -346,8 +363,6 @@ def family_instances(args) -> list:
 
 
 def run_families(args) -> None:
-    rec_dir = args.out / "families" / "records"
-    rec_dir.mkdir(parents=True, exist_ok=True)
     names = [m for m in FAMILY_METHODS if m in args.methods]
     names += sorted(args.methods - set(names))
     for inst in family_instances(args):
@@ -365,17 +380,18 @@ def run_families(args) -> None:
             "params": inst.params, "n": len(y), "k": k, "d": X.shape[1], "protocol": "pairs",
             "random_state": args.random_state, "data": data_fingerprint(X, y),
         }  # fmt: skip
-        path = rec_dir / f"{inst.name}.jsonl"
+        path = table_path(args.out / "families", inst.name)
         old: list[dict] = []
-        if path.exists():
-            old_header, old = read_record_log(path)
+        progress = read_progress(path)  # an interrupted run's log, else the table
+        if progress is not None:
+            old_header, old = progress
             if any(old_header.get(f) != header[f] for f in ("data", "random_state", "protocol")):
                 raise SystemExit(
                     f"{path} holds runs on other data or seeds; move it away to start over."
                 )
         t0 = time.perf_counter()
         fresh: list[dict] = []
-        with RecordLog(path, header, keep=old) as log:
+        with TableLog(path, header, keep=old) as log:
 
             def keep(record: dict, log=log, fresh=fresh) -> None:
                 log.append(record)
@@ -441,11 +457,11 @@ def family_table(records: list[dict], judged=FAMILY_JUDGED) -> tuple[list[str], 
 def report_families(out: Path, families) -> int:
     """Rebuild ``families/<family>.md`` and ``families/README.md`` from the records there."""
     fam_dir = out / "families"
-    rec_dir = fam_dir / "records"
+    rec_dir = records_dir(fam_dir)
     index = ["# Defaults against NCut on the families: cells above NCut + 0.02", ""]
     index += [
         "Generated by `python -m benchmarks.bench_defaults --families ... --report-only` from "
-        "the records in `records/`. A cell is listed when one of "
+        f"the records in {shown_folder(rec_dir)}. A cell is listed when one of "
         f"{', '.join(FAMILY_JUDGED)} has a mean clustering error more than {TOLERANCE} above "
         "NCut's on the same draws (or failed fits). Grid and split: "
         "`benchmarks/_families.py` (tune: defaults may be chosen there; check: reported only). "
@@ -460,7 +476,7 @@ def report_families(out: Path, families) -> int:
         if fam not in families:
             continue
         insts = [
-            i for i in grid("all") if i.family == fam and (rec_dir / f"{i.name}.jsonl").exists()
+            i for i in grid("all") if i.family == fam and (rec_dir / f"{i.name}{SUFFIX}").exists()
         ]
         if not insts:
             continue
@@ -471,13 +487,13 @@ def report_families(out: Path, families) -> int:
             f"{TOLERANCE} above NCut at the same count (or failed fits). The generator and "
             "the tune / check split: `benchmarks/_families.py`. Generated by "
             "`python -m benchmarks.bench_defaults --families "
-            f"{fam} --report-only` from `records/`.",
+            f"{fam} --report-only` from {shown_folder(rec_dir)}.",
             "",
         ]
         stats = {p: [0, 0, 0] for p in ("tune", "check")}  # instances, judged cells, hurt
         body = []
         for inst in insts:
-            header, records = read_record_log(rec_dir / f"{inst.name}.jsonl")
+            header, records = read_table(rec_dir / f"{inst.name}{SUFFIX}")
             rows, hurt = family_table(records)
             if not rows:
                 continue
@@ -522,10 +538,12 @@ def report_families(out: Path, families) -> int:
             if st[0]:
                 index.append(f"| {p} | [{fam}]({fam}.md) | {st[0]} | {st[1]} | {st[2]} |")
                 total += st[2]
+        note = records_note([rec_dir / f"{i.name}{SUFFIX}" for i in insts])
         with atomic_write(fam_dir / f"{fam}.md", "w") as fh:
-            fh.write("\n".join(lines + summary + [""] + body))
+            fh.write("\n".join(lines + summary + [""] + body + ["---", "", note, ""]))
     for part, found in hurt_lines.items():
         index += ["", f"## {part}", ""] + (found or ["- none"])
+    index += ["", "---", "", records_note(sorted(rec_dir.glob(f"*{SUFFIX}")))]
     with atomic_write(fam_dir / "README.md", "w") as fh:
         fh.write("\n".join(index) + "\n")
     print("\n".join(index))

@@ -18,7 +18,11 @@ similarity graph construction for all the algorithms"), lambda = mu = 0.1, eta =
 * ``masked``: dense vs sampled vs masked refinement on MNIST 0-4 (dense_max raised), a
   few draws, for E2CP and LSCP, and for LSCP with ``F / max|F|``.
 
-Writes Markdown tables, CSV records and PNG curves to docs/results/lscp/.
+Writes Markdown tables and PNG curves to docs/results/lscp/, and the records to tables in
+``docs/results/records/lscp/`` (``benchmarks/_store.py``): ``<dataset>.jsonl.gz`` for the
+curves (a run of some methods with ``--tag``: ``<tag>`` when it starts with the dataset's
+name, else ``<dataset>_<tag>``), ``k_<dataset>`` and ``masked_<dataset>`` for the other
+parts.
 
 Usage::
 
@@ -35,8 +39,9 @@ import warnings
 import numpy as np
 
 from benchmarks._common import RESULTS
+from benchmarks._store import table_path, write_table
 from spectralink import datasets
-from spectralink.experiments import format_table, run_protocol, summarize, write_records_csv
+from spectralink.experiments import format_table, run_protocol, summarize
 from spectralink.plots import plot_metric_curves
 from spectralink.registry import available_methods
 
@@ -117,6 +122,14 @@ def run_curves(
                 stem = tag if tag.startswith(name) else f"{name}_{tag}"
         t0 = time.perf_counter()
         recs = []
+        config = {
+            "part": "curves",
+            "dataset": name,
+            "methods": methods,
+            "counts": counts,
+            "n_trials": trials,
+            "random_state": 0,
+        }
         for count in counts:  # the records are written as each count completes
             recs += run_protocol(
                 X,
@@ -129,7 +142,7 @@ def run_curves(
                 random_state=0,
                 progress=False,
             )
-            write_records_csv(recs, OUT / f"records_{stem}.csv")
+            write_table(recs, table_path(OUT, stem), config=config)
             print(f"{name}: {count} pairs done ({time.perf_counter() - t0:.0f} s)", flush=True)
         elapsed = time.perf_counter() - t0
         plot_metric_curves(
@@ -138,25 +151,31 @@ def run_curves(
             metric="ari",
             title=f"{name} (n={len(y)}), ARI, {trials} draws",
         )
-        summary = summarize(recs, "ari")
-        times = summarize(recs, "time_s")
-        mean_t = {r["method"]: r["mean"] for r in times if r["n_constraints"] == max(counts)}
-        failed = sum(r["status"] != "ok" for r in recs)
-        text = [
-            f"### {name} (n = {len(y)}, k = {len(np.unique(y))}): ARI, mean ± std over "
-            f"{trials} draws",
-            "",
-            format_table(summary),
-            "",
-            ordering_note(summary, max(counts)),
-            "",
-            "Mean fit time (s) at the largest count: "
-            + ", ".join(f"{m} {t:.2f}" for m, t in mean_t.items())
-            + f". Wall time of the dataset: {elapsed:.0f} s. Failed runs: {failed}.",
-            "",
-        ]
-        sections.append("\n".join(text))
-        print("\n".join(text), flush=True)
+        text = curves_section(name, y, trials, recs, elapsed)
+        sections.append(text)
+        print(text, flush=True)
+
+
+def curves_section(name: str, y: np.ndarray, trials: int, recs: list, elapsed: float) -> str:
+    """The page's section of one dataset's curves, from its records."""
+    summary = summarize(recs, "ari")
+    times = summarize(recs, "time_s")
+    largest = max(r["n_constraints"] for r in recs)
+    mean_t = {r["method"]: r["mean"] for r in times if r["n_constraints"] == largest}
+    failed = sum(r["status"] != "ok" for r in recs)
+    text = [
+        f"### {name} (n = {len(y)}, k = {len(np.unique(y))}): ARI, mean ± std over {trials} draws",
+        "",
+        format_table(summary),
+        "",
+        ordering_note(summary, largest),
+        "",
+        "Mean fit time (s) at the largest count: "
+        + ", ".join(f"{m} {t:.2f}" for m, t in mean_t.items())
+        + f". Wall time of the dataset: {elapsed:.0f} s. Failed runs: {failed}.",
+        "",
+    ]
+    return "\n".join(text)
 
 
 def run_k(name, count, trials, sections):
@@ -177,7 +196,22 @@ def run_k(name, count, trials, sections):
         for r in part:
             r["k"] = k
         recs += part
-    write_records_csv(recs, OUT / f"records_k_{name}.csv")
+    config = {
+        "part": "k",
+        "dataset": name,
+        "k_values": K_VALUES,
+        "count": count,
+        "n_trials": trials,
+        "random_state": 1,
+    }
+    write_table(recs, table_path(OUT, f"k_{name}"), config=config)
+    text = k_section(name, count, trials, recs)
+    sections.append(text)
+    print(text, flush=True)
+
+
+def k_section(name: str, count: int, trials: int, recs: list) -> str:
+    """The page's table of ARI against k, from the records (each with its ``k``)."""
     methods = list(dict.fromkeys(r["method"] for r in recs))
     lines = [
         f"### ARI vs k on {name} ({count} constraints, {trials} draws; cf. the paper's "
@@ -193,8 +227,7 @@ def run_k(name, count, trials, sections):
             cells.append(f"{np.mean(v):.3f} ± {np.std(v, ddof=1) if len(v) > 1 else 0:.3f}")
         lines.append(f"| {m} | " + " | ".join(cells) + " |")
     lines.append("")
-    sections.append("\n".join(lines))
-    print("\n".join(lines), flush=True)
+    return "\n".join(lines)
 
 
 def run_masked(name, counts, trials, sections):
@@ -230,7 +263,15 @@ def run_masked(name, counts, trials, sections):
         random_state=2,
         progress=False,
     )
-    write_records_csv(recs, OUT / f"records_masked_{name}.csv")
+    config = {
+        "part": "masked",
+        "dataset": name,
+        "methods": methods,
+        "counts": counts,
+        "n_trials": trials,
+        "random_state": 2,
+    }
+    write_table(recs, table_path(OUT, f"masked_{name}"), config=config)
     summary = summarize(recs, "ari")
     times = summarize(recs, "time_s")
     lines = [

@@ -18,7 +18,9 @@
    path, as multiples of NCut's time on the same features (ionosphere, MNIST test digits
    0-4, USPS), warm, best of ``--repeats``.
 
-Results, with the paper's figures: ``docs/results/lscp/README.md`` (pages ``SCALE_*.md``).
+Results, with the paper's figures: ``docs/results/lscp/README.md`` (pages ``SCALE_*.md``);
+each page's measurements also go to the table of the same name,
+``docs/results/records/lscp/SCALE_*.jsonl.gz`` (``benchmarks/_store.py``).
 
 Usage::
 
@@ -36,6 +38,7 @@ import subprocess
 import sys
 
 from benchmarks._common import RESULTS, ROOT
+from benchmarks._store import table_path, write_table
 
 OUT = RESULTS / "lscp"
 
@@ -246,8 +249,10 @@ def main(argv=None):
         "contention).",
         "",
     ]
+    records = []
     if args.part in ("usps", "all"):
         r = _child("usps", args.n_constraints, args.repeats)
+        records.append({"part": "usps", **r})
         lines += [
             f"learn_similarity on USPS (n = {r['n']}, k = 10, {args.n_constraints} "
             f"constraints), best of {args.repeats}: total {r['total_s']:.2f} s "
@@ -261,6 +266,7 @@ def main(argv=None):
         r = _child(
             "mnist", args.n_constraints, args.tol, args.n_samples, args.refinement, args.n_fill
         )
+        records.append({"part": "mnist", **r})
         t, c = r["times"], r["cpu"]
         split = " + ".join(
             f"{k} {t[k]:.1f} s (CPU {c[k]:.1f} s)"
@@ -300,6 +306,7 @@ def main(argv=None):
         ]
         for ds in [d for d in args.cost_datasets.split(",") if d]:
             r = _child("cost", ds, args.repeats)
+            records.append({"part": "cost", "dataset": ds, **r})
             base = r["times"]["NCut"]
             for label, t in r["times"].items():
                 lines.append(
@@ -314,6 +321,9 @@ def main(argv=None):
     if args.n_samples is not None and args.part != "usps":
         name = name.replace(".md", f"_n{args.n_samples}.md")
     (OUT / name).write_text("\n".join(lines) + "\n")
+    keep = "part n_constraints repeats tol n_samples refinement n_fill".split()
+    config = {k: getattr(args, k) for k in keep}
+    write_table(records, table_path(OUT, name.removesuffix(".md")), config=config)
 
 
 if __name__ == "__main__":

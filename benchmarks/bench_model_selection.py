@@ -54,7 +54,7 @@ from pathlib import Path
 import numpy as np
 from sklearn.base import clone
 
-from benchmarks._common import load_doc, save_doc, without_guard
+from benchmarks._common import without_guard
 from benchmarks._model_selection import (
     COSC_NEIGHBORS,
     COSC_SELECT_DATASETS,
@@ -79,6 +79,7 @@ from benchmarks._model_selection import (
     record_path,
     report,
 )
+from benchmarks._store import load_doc, save_doc, table_path
 from spectralink import Auto, Constraints
 from spectralink.auto import method_name
 from spectralink.datasets import DatasetNotFoundError
@@ -331,7 +332,7 @@ def _loadavg() -> str:
 def run_timing(args) -> None:
     """Auto at its defaults, one draw of 400 pairs, with ``--n-jobs`` workers; NCut on the
     same data first, as the baseline the time is reported against."""
-    path = args.out / "records" / "timing.json"
+    path = table_path(args.out, "timing")
     doc = load_doc(path)
     for name in args.datasets:
         if name not in TIMING_DATASETS:

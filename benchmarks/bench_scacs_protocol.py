@@ -17,7 +17,8 @@ p = 500 landmarks, r = 3:
   depend on the constraints). The estimators' defaults (``beta0="auto"``,
   ``beta="auto"``) differ from these paper settings, which are passed explicitly.
 
-Writes Markdown tables, a CSV of all runs and PNG curves to docs/results/scacs/.
+Writes Markdown tables and PNG curves to docs/results/scacs/, and every run to the table
+``docs/results/records/scacs/protocol_runs_<part>.jsonl.gz`` (``benchmarks/_store.py``).
 
 Usage::
 
@@ -28,13 +29,20 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import csv
 import time
 import warnings
 
 import numpy as np
 
 from benchmarks._common import RESULTS
+from benchmarks._store import (
+    SUFFIX,
+    read_table,
+    records_dir,
+    records_note,
+    table_path,
+    write_table,
+)
 from spectralink import LSCR, SCACS, Constraints, datasets
 from spectralink.landmarks import build_landmark_graph
 from spectralink.methods.fcsc import fcsc_basis, fcsc_rbf_affinity, fcsc_solve
@@ -213,6 +221,7 @@ def write_tables(records, part, note) -> str:
                 cells.append(f"{v[0]:.3f} ± {v[1]:.3f}{solved}" if v else "–")
             lines.append(f"| {c} | " + " | ".join(cells) + " |")
         lines.append("")
+    lines += ["---", "", records_note([table_path(OUT, f"protocol_runs_{part}")]), ""]
     text = "\n".join(lines)
     (OUT / f"protocol_{part}.md").write_text(text)
     return text
@@ -270,21 +279,17 @@ def _fcsc_claims(f, part):
     return out
 
 
-def rebuild_from_csv():
-    records = []
-    for path in sorted(OUT.glob("protocol_runs_*.csv")):
-        with open(path, newline="") as fh:
-            for r in csv.DictReader(fh):
-                records.append(
-                    {**r, "c": int(r["c"]), "draw": int(r["draw"]), "acc": float(r["acc"])}
-                )
+def rebuild_from_records() -> None:
+    """Tables, curves and claims from every ``protocol_runs_*`` table of the output folder."""
+    tables = sorted(records_dir(OUT).glob(f"protocol_runs_*{SUFFIX}"))
+    records = [r for path in tables for r in read_table(path)[1]]
     for part in dict.fromkeys(r["part"] for r in records):
         draws = len({(r["dataset"], r["draw"]) for r in records if r["part"] == part})
         n_sets = len({r["dataset"] for r in records if r["part"] == part})
         note = (
             f"Protocol: c labelled instances, all pairs among them; p=500, r=3; "
             f"{draws // max(n_sets, 1)} draws per c, k-means n_init=10 (the script's default); "
-            "tables rebuilt with --from-csv from the runs' CSV files."
+            "tables rebuilt with --from-csv from the runs' records."
         )
         write_tables(records, part, note + " " + PART_NOTES.get(part, ""))
         plot(records, part)
@@ -320,12 +325,12 @@ def main(argv=None):  # noqa: PLR0915
     ap.add_argument(
         "--from-csv",
         action="store_true",
-        help="only rebuild tables, curves and claims from the CSVs in the output "
+        help="only rebuild tables, curves and claims from the tables of runs of the output "
         "folder (e.g. after running the parts in separate processes)",
     )
     args = ap.parse_args(argv)
     if args.from_csv:
-        rebuild_from_csv()
+        rebuild_from_records()
         return
     draws = args.draws or (3 if args.quick else 20)
     counts = (
@@ -349,6 +354,16 @@ def main(argv=None):  # noqa: PLR0915
         + ("Reduced run: " + "; ".join(reduced) + "." if reduced else "Full protocol.")
     )
     print(note, flush=True)
+    config = {
+        "part": args.part,
+        "draws": draws,
+        "counts": counts,
+        "n_init": n_init,
+        "datasets": names,
+        "fcsc_affinity": args.fcsc_affinity,
+        "sl": not args.no_sl,
+        "sl_counts": args.sl_counts,
+    }
     records: list[dict] = []
     notes = PART_NOTES
 
@@ -360,10 +375,8 @@ def main(argv=None):  # noqa: PLR0915
                 if final:
                     print(text)
         suffix = "-knn" if args.fcsc_affinity == "knn" else ""
-        with open(OUT / f"protocol_runs_{args.part}{suffix}.csv", "w", newline="") as fh:
-            w = csv.DictWriter(fh, fieldnames=["part", "dataset", "method", "c", "draw", "acc"])
-            w.writeheader()
-            w.writerows(records)
+        table = table_path(OUT, f"protocol_runs_{args.part}{suffix}")
+        write_table(records, table, config=config)
 
     t0 = time.perf_counter()
     if args.part in ("scale", "all"):

@@ -10,7 +10,8 @@ the process's peak resident memory (``resource.getrusage(RUSAGE_SELF).ru_maxrss`
 which includes the data itself (given separately as "data MB"). For the Dask synthetic
 run the data are generated block by block on the cluster and never held whole.
 Targets (2 cores): MNIST SCACS under 5 s, 2M points under 4 GB in-core. Results, with the
-paper's figure: ``docs/results/scacs/README.md`` (``scale.md``).
+paper's figure: ``docs/results/scacs/README.md`` (``scale.md``); every measurement also goes
+to the table ``docs/results/records/scacs/scale.jsonl.gz`` (``benchmarks/_store.py``).
 
 Usage::
 
@@ -31,6 +32,7 @@ import time
 import numpy as np
 
 from benchmarks._common import RESULTS, run_module
+from benchmarks._store import table_path, write_table
 
 OUT = RESULTS / "scacs"
 SYN_D, SYN_K, SYN_CHUNK = 50, 10, 65_536
@@ -177,8 +179,10 @@ def main(argv=None):
             f"{r['acc']:.3f} |"
         )
     OUT.mkdir(parents=True, exist_ok=True)
-    name = "scale_quick.md" if args.quick else "scale.md"
-    (OUT / name).write_text("\n".join(lines) + "\n")
+    name = "scale_quick" if args.quick else "scale"
+    (OUT / f"{name}.md").write_text("\n".join(lines) + "\n")
+    config = {"threads": args.threads, "n_init": args.n_init, "n_syn": n_syn}
+    write_table(rows, table_path(OUT, name), config=config)
     print("\n".join(lines))
 
 

@@ -3,13 +3,14 @@
 Runs each registered method at its defaults (the constrained ones with ``guard=None``: the
 methods' own partitions) on iris, wine and digits (standardised where the units differ) and on
 two synthetic sets, without constraints and with random correct pairs drawn
-from the labels (fixed seeds), and writes one JSON record: per (data set, pairs, method) the
-labels' SHA-256, the error against the classes and the labels themselves. Run it before and after
-a change and compare the two files with ``--compare``.
+from the labels (fixed seeds), and writes one table of records (``benchmarks/_store.py``): per
+(data set, pairs, method) the labels' SHA-256, the error against the classes and the labels
+themselves. Run it before and after a change and compare the two files with ``--compare``.
 
-    python -m benchmarks.record_labels --out docs/results/structure/labels_before.json
-    python -m benchmarks.record_labels --compare docs/results/structure/labels_before.json \
-        docs/results/structure/labels_after.json
+    python -m benchmarks.record_labels --out docs/results/records/structure/labels_before.jsonl.gz
+    python -m benchmarks.record_labels --compare \
+        docs/results/records/structure/labels_before.jsonl.gz \
+        docs/results/records/structure/labels_after.jsonl.gz
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ import numpy as np
 from sklearn.datasets import make_blobs, make_moons
 from sklearn.preprocessing import StandardScaler
 
-import spectralink
 from benchmarks._common import without_guard
+from benchmarks._store import load_doc, save_doc
 from spectralink import Constraints
 from spectralink.datasets import load
 from spectralink.metrics import clustering_error
@@ -86,10 +87,7 @@ def record(methods: list[str]) -> dict:
 
 
 def compare(before: str, after: str) -> int:
-    with open(before) as fh:
-        a = json.load(fh)["labels"]
-    with open(after) as fh:
-        b = json.load(fh)["labels"]
+    a, b = (_by_key(load_doc(path)["records"]) for path in (before, after))
     differ = [k for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
     for key in differ:
         print(f"differs: {key}: {a.get(key, {}).get('error')} -> {b.get(key, {}).get('error')}")
@@ -97,9 +95,13 @@ def compare(before: str, after: str) -> int:
     return 1 if differ else 0
 
 
+def _by_key(records: list[dict]) -> dict[str, dict]:
+    return {r["key"]: {k: v for k, v in r.items() if k != "key"} for r in records}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", help="JSON file to write")
+    parser.add_argument("--out", help="the table to write (gzipped JSON lines, ``.jsonl.gz``)")
     parser.add_argument("--methods", default=None, help="comma-separated (default: all)")
     parser.add_argument("--compare", nargs=2, metavar=("BEFORE", "AFTER"))
     args = parser.parse_args(argv)
@@ -107,19 +109,11 @@ def main(argv: list[str] | None = None) -> int:
         return compare(*args.compare)
     methods = args.methods.split(",") if args.methods else available_methods()
     rows = record(methods)
-    doc = {
-        "spectralink": spectralink.__version__,
-        "numpy": np.__version__,
-        "pairs": list(PAIRS),
-        "seed": SEED,
-        "labels": rows,
-    }
-    text = json.dumps(doc, indent=1, sort_keys=True)
+    records = [{"key": key, **row} for key, row in rows.items()]
     if args.out:
-        with open(args.out, "w") as fh:
-            fh.write(text + "\n")
+        save_doc(args.out, {"config": {"pairs": list(PAIRS), "seed": SEED}, "records": records})
     else:
-        sys.stdout.write(text + "\n")
+        sys.stdout.write("".join(json.dumps(r, sort_keys=True) + "\n" for r in records))
     return 0
 
 

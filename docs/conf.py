@@ -36,7 +36,7 @@ source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
 exclude_patterns = [
     "_build",
-    "results/**/records/*",
+    "results/records/**",
     "auto_examples/*.ipynb",
     "auto_examples/*.py",
 ]

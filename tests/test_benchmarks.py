@@ -91,7 +91,9 @@ SMOKE = {
         "--datasets", "synthetic", "--n-syn", "10000", "--backends", "numpy", "--n-init", "1",
         "--threads", "1",
     ],
-    "record_labels": ["--methods", "ncut,ccsr,scacs", "--out", f"{TMP}/labels.json"],
+    # every generated page rebuilt from the records in a copy of docs/results, compared
+    "pages": ["--check"],
+    "record_labels": ["--methods", "ncut,ccsr,scacs", "--out", f"{TMP}/labels.jsonl.gz"],
     "bench_auto_race": ["--datasets", "iris", "--pairs", "40", "--draws", "1"],
     "bench_auto_subsample": ["--datasets", "iris", "--pairs", "40", "--sizes", "60,all"],
     "bench_eigensolver": ["--part", "sklearn", "--data", "blobs500", "--repeats", "1"],
@@ -103,7 +105,7 @@ SMOKE = {
 }  # fmt: skip
 
 #: scripts that read what another one wrote: that one runs first, into the same folder
-#: (bench_auto_families also reads the guard's records under docs/results/guard/families)
+#: (bench_auto_families also reads the guard's records under docs/results/records/guard/families)
 BEFORE = {
     "bench_auto_families": [
         "bench_defaults", "--families", "overlap", "--instances", "overlap-std1-n500-s2",
