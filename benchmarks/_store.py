@@ -99,22 +99,24 @@ def load_doc(path: str | os.PathLike) -> dict:
 
 def save_doc(path: str | os.PathLike, doc: Mapping) -> None:
     """Write ``doc`` (``config`` and ``records``) as a table stamped with today's
-    provenance."""
-    head = {"config": dict(doc.get("config", {})), "provenance": provenance()}
-    write_lines(Path(path), head, doc["records"])
+    provenance; a table rewritten with records carried over keeps the earlier stamps
+    (``provenance["earlier"]``), since those records were made then."""
+    path = Path(path)
+    stamp = provenance()
+    if path.exists():
+        earlier = dict(read_header(path).get("provenance", {}))
+        before = earlier.pop("earlier", [])
+        if earlier and earlier.get("revision") != stamp["revision"]:
+            stamp["earlier"] = [earlier, *before]
+        elif before:
+            stamp["earlier"] = before
+    write_lines(path, {"config": dict(doc.get("config", {})), "provenance": stamp}, doc["records"])
 
 
 def read_table(path: str | os.PathLike) -> tuple[dict, list[dict]]:
     """``(config, records)`` of a table, the score fields' ``null`` read back as NaN."""
     doc = load_doc(path)
-    records = []
-    for r in doc["records"]:
-        r = dict(r)
-        for m in METRICS:
-            if m in r and r[m] is None:
-                r[m] = math.nan
-        records.append(r)
-    return doc["config"], records
+    return doc["config"], [_with_nan(r) for r in doc["records"]]
 
 
 def write_table(
@@ -141,11 +143,7 @@ class TableLog:
     def seal(self) -> None:
         """Write the table from the log and remove the log."""
         self._log.close()
-        read_record_log(self.log_path)  # raises on a malformed log
-        # the lines as written: read_record_log would add every missing score as NaN
-        with open(self.log_path) as fh:
-            lines = fh.read().split("\n")[:-1]  # a line cut short by a crash is dropped
-        head, *records = [json.loads(line) for line in lines if line.strip()]
+        head, records = _read_log(self.log_path)
         head.setdefault("provenance", provenance())
         write_lines(self.path, head, records)
         self.log_path.unlink()
@@ -167,13 +165,28 @@ def log_path(table: Path) -> Path:
 
 def read_progress(table: str | os.PathLike) -> tuple[dict, list[dict]] | None:
     """``(config, records)`` of an unfinished run's log if there is one, else of the
-    table, else ``None``."""
+    table, else ``None``; score fields' ``null`` read back as NaN."""
     table = Path(table)
     if log_path(table).exists():
-        return read_record_log(log_path(table))
+        head, records = _read_log(log_path(table))
+        return head["config"], [_with_nan(r) for r in records]
     if table.exists():
         return read_table(table)
     return None
+
+
+def _read_log(path: Path) -> tuple[dict, list[dict]]:
+    """``(header line, records)`` of a log, the records as written (a record log reader
+    would add every score a record lacks)."""
+    read_record_log(path)  # raises on a malformed log
+    with open(path) as fh:
+        lines = fh.read().split("\n")[:-1]  # a line cut short by a crash is dropped
+    head, *records = [json.loads(line) for line in lines if line.strip()]
+    return head, records
+
+
+def _with_nan(record: Mapping) -> dict:
+    return {k: math.nan if k in METRICS and v is None else v for k, v in record.items()}
 
 
 def read_header(path: str | os.PathLike) -> dict:
@@ -188,7 +201,7 @@ def records_note(paths: Sequence[str | os.PathLike]) -> str:
     paths = sorted(Path(p) for p in paths if Path(p).exists())  # not while a run logs
     if not paths:
         return "*Records: none yet (written when the run ends).*"
-    provs = [read_header(p).get("provenance", {}) for p in paths]
+    provs = [stamp for p in paths for stamp in _stamps(read_header(p).get("provenance", {}))]
     folders = sorted({shown_folder(p.parent) for p in paths})
     stamped = [p for p in provs if "revision" in p]
     parts = [f"*Generated from {len(paths)} table(s) of records in {', '.join(folders)}"]
@@ -197,17 +210,20 @@ def records_note(paths: Sequence[str | os.PathLike]) -> str:
         versions = sorted({_versions(p) for p in stamped})
         machines = sorted({_machine(p) for p in stamped})
         parts.append(
-            f"; {len(stamped)} made at {revisions} with {'; '.join(versions)}, "
-            f"on {'; '.join(machines)}"
+            f"; records made at {revisions} with {'; '.join(versions)}, on {'; '.join(machines)}"
         )
     older = sorted({p["committed_in"] for p in provs if "committed_in" in p})
     if older:
         parts.append(
-            f"; {len(provs) - len(stamped)} made before records carried provenance, last "
-            f"written at {_revisions(older)} (library versions "
-            "not recorded)"
+            f"; records made before they carried provenance, last written at "
+            f"{_revisions(older)} (library versions not recorded)"
         )
     return "".join(parts) + ".*"
+
+
+def _stamps(prov: Mapping) -> list[dict]:
+    """A table's stamp and the earlier ones it keeps."""
+    return [{k: v for k, v in prov.items() if k != "earlier"}, *prov.get("earlier", [])]
 
 
 def _revisions(revisions: set | list) -> str:

@@ -146,7 +146,7 @@ def run(args) -> None:
             print(f"skip {name}: {exc}")
             continue
         k = len(np.unique(y))
-        plans = [("pairs", PAIR_METHODS, args.counts)]
+        plans = [] if args.labeled_only else [("pairs", PAIR_METHODS, args.counts)]
         if not args.pairs_only:
             plans.append(("labeled", LABELED_METHODS, [c * k for c in args.per_class]))
         # methods named beyond both lists (auto) run in every protocol
@@ -570,7 +570,9 @@ def main(argv=None) -> None:
         help="with --families: only these instances of the grid (e.g. overlap-user)",
     )
     p.add_argument("--random-state", type=int, default=0)
-    p.add_argument("--pairs-only", action="store_true")
+    what = p.add_mutually_exclusive_group()
+    what.add_argument("--pairs-only", action="store_true")
+    what.add_argument("--labeled-only", action="store_true")
     p.add_argument(
         "--unguarded", action="store_true",
         help="fit every method with guard=None (the method as its paper gives it); use "

@@ -46,6 +46,7 @@ Run through the machine's CPU slots with one BLAS thread, e.g.::
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import time
 import warnings
@@ -258,7 +259,10 @@ def run_peers(args) -> None:
                 t1 = time.perf_counter()
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    auto = Auto(k, search=args.search, random_state=seed, n_jobs=args.n_jobs)
+                    auto = Auto(
+                        k, search=args.search, random_state=seed, n_jobs=args.n_jobs,
+                        **args.auto_params,
+                    )  # fmt: skip
                     auto.fit(X, constraints=cons)
                 rec["auto"] = {
                     "time_s": time.perf_counter() - t1,
@@ -277,6 +281,43 @@ def run_peers(args) -> None:
                 ] + [rec]
                 save_doc(path, doc)
             print(f"{name} peers {count}: {time.perf_counter() - t0:.0f} s", flush=True)
+
+
+def compare_peers(out: Path) -> list[str]:
+    """Auto's peers draws in ``out`` against the records (the exhaustive search), paired by
+    draw: mean ARI, error and time per set and count, then the pooled differences."""
+    lines = [f"{'set':14s} {'pairs':>5s} {'n':>3s} {'ARI old':>8s} {'ARI new':>8s} "
+             f"{'err old':>8s} {'err new':>8s} {'time old':>9s} {'time new':>9s}"]  # fmt: skip
+    d_ari, d_err, t_old, t_new = [], [], 0.0, 0.0
+    for name in PEER_DATASETS:
+        new, old = (
+            {(r["n_constraints"], r["draw"]): r["auto"] for r in load_doc(path)["records"]}
+            for path in (record_path(out, name, "peers"), record_path(OUT, name, "peers"))
+        )
+        for count in sorted({c for c, _ in new}):
+            keys = [key for key in new if key[0] == count and key in old]
+            if not keys:
+                continue
+            fields = ("ari", "error", "time_s")
+            pair = {f: [(old[key][f], new[key][f]) for key in keys] for f in fields}
+            mean = {f: np.mean(v, axis=0) for f, v in pair.items()}
+            lines.append(
+                f"{name:14s} {count:5d} {len(keys):3d} {mean['ari'][0]:8.3f} {mean['ari'][1]:8.3f} "
+                f"{mean['error'][0]:8.3f} {mean['error'][1]:8.3f} "
+                f"{mean['time_s'][0]:9.1f} {mean['time_s'][1]:9.1f}"
+            )
+            d_ari += [b - a for a, b in pair["ari"]]
+            d_err += [b - a for a, b in pair["error"]]
+            t_old += sum(a for a, _ in pair["time_s"])
+            t_new += sum(b for _, b in pair["time_s"])
+    if d_ari:
+        se = lambda d: np.std(d, ddof=1) / np.sqrt(len(d)) if len(d) > 1 else float("nan")  # noqa: E731
+        lines.append(
+            f"\npooled over {len(d_ari)} draws: ARI new - old {np.mean(d_ari):+.4f} "
+            f"(se {se(d_ari):.4f}); error new - old {np.mean(d_err):+.4f} (se {se(d_err):.4f}); "
+            f"time new/old {t_new / t_old:.2f}"
+        )
+    return lines
 
 
 def run_folds(args) -> None:
@@ -388,8 +429,15 @@ def main(argv=None) -> None:
         "--search", choices=("exhaustive", "fast"), default="exhaustive",
         help="peers: Auto's search (records: exhaustive; Auto's default: fast)",
     )  # fmt: skip
+    p.add_argument("--auto-params", type=json.loads, default={},
+                   help='peers: further Auto parameters as JSON, e.g. \'{"cv": 2}\'')  # fmt: skip
+    p.add_argument("--compare", action="store_true",
+                   help="peers: Auto in --out against the records, draw by draw")  # fmt: skip
     p.add_argument("--out", type=Path, default=OUT)
     args = p.parse_args(argv)
+    if args.compare:
+        print("\n".join(compare_peers(args.out)))
+        return
     args.datasets = [d for d in args.datasets.split(",") if d]
     args.counts = [int(c) for c in args.counts.split(",") if c]
     args.peer_counts = [int(c) for c in args.peer_counts.split(",") if c]
