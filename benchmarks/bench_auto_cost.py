@@ -30,6 +30,7 @@ import warnings
 import numpy as np
 from sklearn.preprocessing import StandardScaler
 
+from benchmarks._common import peak_rss_mib
 from spectralink import Auto, Constraints, NCut
 from spectralink.auto import default_methods
 from spectralink.constraints import constraint_folds
@@ -73,7 +74,7 @@ def one_dataset(name: str, n_pairs: int, seed: int, by_hand: bool = True) -> Non
     print(
         f"  Auto {t_auto:.1f} s = {against}{t_auto / t_ncut:.1f}x NCut; "
         f"error {clustering_error(y, auto.labels_):.3f}, chose {auto.best_method_}"
-        f" {auto.best_params_ or ''}"
+        f" {auto.best_params_ or ''}; peak memory of the process so far {peak_rss_mib():.0f} MiB"
     )
 
 

@@ -12,6 +12,10 @@ the cells where Auto is above NCut + 0.02. Run the fits first, e.g.::
     python -m benchmarks.bench_defaults --datasets wine,iris --methods ncut,ccsr,auto \\
         --counts 50,200 --trials 3 --pairs-only --out DIR
     python -m benchmarks.bench_auto_gain DIR [--write PAGE]
+
+``--named FOLDER`` adds the named methods' records of the tables of the same names in another
+results folder (Auto's records are kept apart from them, e.g.
+``docs/results/model_selection/auto_safety`` with ``--named docs/results/defaults/unguarded``).
 """
 
 from __future__ import annotations
@@ -38,7 +42,17 @@ def cells(records: list[dict]) -> dict[tuple, dict[str, float]]:
     return {c: {m: float(np.mean(v)) for m, v in by.items()} for c, by in sorted(errors.items())}
 
 
-def report(folder: Path) -> list[str]:
+def records_of(path: Path, named: Path | None) -> list[dict]:
+    """The records of one table, and with ``named`` those of the table of the same name
+    there (every method but Auto: the named methods' records of the same draws)."""
+    records = read_table(path)[1]
+    other = records_dir(named) / path.name if named is not None else None
+    if other is not None and other.exists():
+        records += [r for r in read_table(other)[1] if r["method"] != "auto"]
+    return records
+
+
+def report(folder: Path, named: Path | None = None) -> list[str]:
     lines = [
         "| set | count | NCut | best named | Auto | gain kept |",
         "|---|---|---|---|---|---|",
@@ -47,12 +61,12 @@ def report(folder: Path) -> list[str]:
     above = []
     for path in sorted(records_dir(folder).glob(f"*{SUFFIX}")):
         name = path.name.removesuffix(SUFFIX)
-        for count, errs in cells(read_table(path)[1]).items():
+        for count, errs in cells(records_of(path, named)).items():
             if "auto" not in errs or "ncut" not in errs:
                 continue
-            named = {m: e for m, e in errs.items() if m not in NOT_NAMED}
-            best = min(named, key=named.get)
-            ncut, auto, top = errs["ncut"], errs["auto"], named[best]
+            scored = {m: e for m, e in errs.items() if m not in NOT_NAMED}
+            best = min(scored, key=scored.get)
+            ncut, auto, top = errs["ncut"], errs["auto"], scored[best]
             gain = ncut - top
             kept = f"{(ncut - auto) / gain:.2f}" if gain > 0 else "-"
             if gain > 0:
@@ -78,9 +92,11 @@ def report(folder: Path) -> list[str]:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("folder", type=Path, help="a bench_defaults --out folder")
+    p.add_argument("--named", type=Path, help="a results folder whose tables of the same "
+                   "names hold the named methods' records of the same draws")  # fmt: skip
     p.add_argument("--write", type=Path, help="also write the table to this Markdown file")
     args = p.parse_args()
-    lines = report(args.folder)
+    lines = report(args.folder, args.named)
     print("\n".join(lines))
     if args.write:
         with atomic_write(args.write, "w") as fh:
