@@ -29,7 +29,7 @@ import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from spectralink.experiments import METRICS, RecordLog, provenance, read_record_log
+from spectralink.experiments import METRICS, RecordLog, provenance
 from spectralink.io import atomic_write
 
 from ._common import RESULTS
@@ -99,18 +99,18 @@ def load_doc(path: str | os.PathLike) -> dict:
 
 def save_doc(path: str | os.PathLike, doc: Mapping) -> None:
     """Write ``doc`` (``config`` and ``records``) as a table stamped with today's
-    provenance; a table rewritten with records carried over keeps the earlier stamps
-    (``provenance["earlier"]``), since those records were made then."""
-    path = Path(path)
+    provenance. A ``doc`` read with :func:`load_doc` carries its table's stamp: the records
+    it keeps were made then, so that stamp (and the earlier ones it holds) stays, under
+    ``provenance["earlier"]``; a doc without one is new records."""
     stamp = provenance()
-    if path.exists():
-        earlier = dict(read_header(path).get("provenance", {}))
-        before = earlier.pop("earlier", [])
-        if earlier and earlier.get("revision") != stamp["revision"]:
-            stamp["earlier"] = [earlier, *before]
-        elif before:
-            stamp["earlier"] = before
-    write_lines(path, {"config": dict(doc.get("config", {})), "provenance": stamp}, doc["records"])
+    carried = dict(doc.get("provenance") or {})
+    before = carried.pop("earlier", [])
+    if carried and carried.get("revision") != stamp["revision"]:
+        before = [carried, *before]
+    if before:
+        stamp["earlier"] = before
+    head = {"config": dict(doc.get("config", {})), "provenance": stamp}
+    write_lines(Path(path), head, doc["records"])
 
 
 def read_table(path: str | os.PathLike) -> tuple[dict, list[dict]]:
@@ -120,10 +120,15 @@ def read_table(path: str | os.PathLike) -> tuple[dict, list[dict]]:
 
 
 def write_table(
-    records: Sequence[Mapping], path: str | os.PathLike, *, config: Mapping | None = None
+    records: Sequence[Mapping],
+    path: str | os.PathLike,
+    *,
+    config: Mapping | None = None,
+    carried: Mapping | None = None,
 ) -> None:
-    """Write ``records`` as a table with ``config``, stamped with today's provenance."""
-    save_doc(path, {"config": dict(config or {}), "records": list(records)})
+    """Write ``records`` as a table with ``config``, stamped with today's provenance;
+    ``carried`` is the stamp of the table some of them were read from (:func:`save_doc`)."""
+    save_doc(path, {"config": dict(config or {}), "records": list(records), "provenance": carried})
 
 
 class TableLog:
@@ -177,11 +182,15 @@ def read_progress(table: str | os.PathLike) -> tuple[dict, list[dict]] | None:
 
 def _read_log(path: Path) -> tuple[dict, list[dict]]:
     """``(header line, records)`` of a log, the records as written (a record log reader
-    would add every score a record lacks)."""
-    read_record_log(path)  # raises on a malformed log
+    would add every score a record lacks). A last line cut short by a crash is dropped."""
     with open(path) as fh:
-        lines = fh.read().split("\n")[:-1]  # a line cut short by a crash is dropped
-    head, *records = [json.loads(line) for line in lines if line.strip()]
+        lines = [line for line in fh.read().split("\n")[:-1] if line.strip()]
+    try:
+        head, *records = [json.loads(line) for line in lines]
+    except ValueError:  # a malformed line, or none at all
+        raise ValueError(f"{path}: not a log of records (a malformed or missing line).") from None
+    if not isinstance(head, dict) or "config" not in head:
+        raise ValueError(f"{path}: line 1 is not the header of a log of records.")
     return head, records
 
 

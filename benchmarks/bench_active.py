@@ -111,7 +111,8 @@ def seal_records(dataset: str) -> None:
     table = records_path(dataset)
     if log_path(table).exists():
         records = read_records([dataset])
-        save_doc(table, {"config": {"dataset": dataset}, "records": records})
+        carried = load_doc(table)["provenance"]
+        save_doc(table, {"config": {"dataset": dataset}, "records": records, "provenance": carried})
         log_path(table).unlink()
 
 

@@ -491,7 +491,8 @@ def report_only(rows: list[dict], args: argparse.Namespace, path: Path) -> None:
     added = missing_label_rows(rows)
     rows += added
     if args.merge or added:
-        write_table(rows, path, config=load_doc(path)["config"])
+        old = load_doc(path)
+        write_table(rows, path, config=old["config"], carried=old["provenance"])
     report(rows, args)
     print((args.out / "protocol.md").read_text())
 

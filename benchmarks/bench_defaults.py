@@ -59,6 +59,7 @@ from benchmarks._families import FAMILY_NAMES, grid
 from benchmarks._store import (
     SUFFIX,
     TableLog,
+    load_doc,
     read_progress,
     read_table,
     records_dir,
@@ -171,6 +172,7 @@ def run(args) -> None:
             write_table(
                 merge_records(path, records), path,
                 config={"dataset": name, "protocol": protocol, "n": len(y), "k": k},
+                carried=load_doc(path)["provenance"],
             )  # fmt: skip
             print(f"{name} {protocol}: {len(records)} fits in {time.perf_counter() - t0:.0f} s")
 

@@ -41,6 +41,16 @@ class Generator:
 
 FAMILY_PAGES = ("README", "anisotropic", "many", "noise", "overlap", "real", "unequal")
 
+
+def families(folder: str) -> Generator:
+    """The families' pages of ``bench_defaults --families`` run with ``--out <folder>``."""
+    return Generator(
+        "bench_defaults",
+        ("--families", "all", "--report-only", "--out", f"{RESULTS_TOKEN}/{folder}"),
+        tuple(f"{folder}/families/{page}.md" for page in FAMILY_PAGES),
+    )
+
+
 GENERATORS = (
     Generator("bench_defaults", ("--report-only",), ("defaults/README.md",)),
     Generator(
@@ -48,16 +58,8 @@ GENERATORS = (
         ("--report-only", "--out", "{results}/defaults/unguarded"),
         ("defaults/unguarded/README.md",),
     ),
-    Generator(
-        "bench_defaults",
-        ("--families", "all", "--report-only"),
-        tuple(f"defaults/families/{p}.md" for p in FAMILY_PAGES),
-    ),
-    Generator(
-        "bench_defaults",
-        ("--families", "all", "--report-only", "--out", "{results}/guard"),
-        tuple(f"guard/families/{p}.md" for p in FAMILY_PAGES),
-    ),
+    families("defaults"),
+    families("guard"),
     Generator("bench_model_selection", ("--report-only",), ("model_selection/results.md",)),
     Generator("bench_peers", ("--report-only",), ("model_selection/peers_measured.md",)),
     Generator("bench_scoring", ("--report-only",), ("model_selection/scoring.md",)),

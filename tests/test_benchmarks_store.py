@@ -41,11 +41,20 @@ def test_a_rewritten_table_keeps_the_stamps_of_its_earlier_records(tmp_path):
     path = tmp_path / "t.jsonl.gz"
     old = {"revision": "0123456789", "versions": {"numpy": "1.0"}, "machine": {"cores": 8}}
     store.write_lines(path, {"config": {}, "provenance": old}, [{"x": 1}])
-    store.save_doc(path, {"config": {}, "records": [{"x": 1}, {"x": 2}]})
+    doc = store.load_doc(path)  # the records kept carry their table's stamp
+    doc["records"].append({"x": 2})
+    store.save_doc(path, doc)
     stamp = store.read_header(path)["provenance"]
     assert stamp["earlier"] == [old] and stamp["revision"] != old["revision"]
     note = store.records_note([path])
     assert "`0123456`" in note and "numpy 1.0" in note
+
+
+def test_new_records_written_over_a_table_carry_only_todays_stamp(tmp_path):
+    path = tmp_path / "t.jsonl.gz"
+    store.write_lines(path, {"config": {}, "provenance": {"revision": "0123456789"}}, [{"x": 1}])
+    store.write_table([{"x": 2}], path)
+    assert "earlier" not in store.read_header(path)["provenance"]
 
 
 def test_a_table_log_resumes_after_an_interruption_and_seals(tmp_path):
