@@ -133,7 +133,7 @@ def test_never_a_worse_cv_score_than_ncut_and_the_grid(blobs):
     assert auto.best_method_ == "copkmeans" and auto.best_params_ == {}
     ncut = NCut(3, random_state=0).fit(X)
     assert adjusted_rand_score(y, auto.labels_) > adjusted_rand_score(y, ncut.labels_) + 0.1
-    assert "copkmeans: 5-fold x 3 cross-validated balanced score" in auto.describe()
+    assert "copkmeans: 5-fold x 3 cross-validated accuracy score" in auto.describe()
     # a bandwidth choice is reported relative to r
     ccsr = Auto(3, methods=["ccsr"], n_se=0, random_state=0).fit(X, constraints=cons)
     if ccsr.best_method_ == "ccsr":
@@ -297,10 +297,11 @@ def test_scoring_reaches_the_search(blobs):
     kw = dict(methods=["ccsr", "copkmeans"], sigmas=None, n_repeats=1, random_state=0)
     kappa = Auto(3, scoring="kappa", **kw).fit(X, constraints=cons)
     assert kappa.search_.scoring == "kappa"
-    balanced = Auto(3, **kw).fit(X, constraints=cons)
+    accuracy = Auto(3, **kw).fit(X, constraints=cons)  # the default
+    assert accuracy.search_.scoring == "accuracy"
     assert not np.allclose(
         kappa.search_.cv_results_["mean_test_score"],
-        balanced.search_.cv_results_["mean_test_score"],
+        accuracy.search_.cv_results_["mean_test_score"],
     )
     calls = []
 

@@ -111,8 +111,8 @@ class Auto(ConstrainedFitMixin):
 
     ``fit(X, constraints=...)`` runs :class:`~spectralink.model_selection.ConstraintSearchCV`
     (folds over the pairs, or over the constrained points for constraints closed under
-    transitivity such as all pairs among labelled points; balanced must-link /
-    cannot-link score of the held-out pairs) over unconstrained NCut (the reference,
+    transitivity such as all pairs among labelled points; the fraction of the held-out
+    pairs satisfied) over unconstrained NCut (the reference,
     first) and the constrained candidates, each at its own defaults ("constraints never
     hurt"), those on the Gaussian k-NN graph at the bandwidths ``sigmas``. The candidate
     chosen by :func:`~spectralink.model_selection.prefer_reference` (NCut unless a
@@ -154,13 +154,20 @@ class Auto(ConstrainedFitMixin):
         How the folds are built (:func:`~spectralink.model_selection.constraint_folds`):
         held-out pairs, or held-out constrained points with every pair touching them;
         ``"auto"`` folds by pairs unless that leaves too few held-out pairs to score.
-    scoring : {"balanced", "kappa", "accuracy"} or callable, default="balanced"
+    scoring : {"accuracy", "balanced", "kappa"} or callable, default="accuracy"
         How a fold's held-out pairs score a partition (``ConstraintSearchCV``'s
-        ``scoring``): the mean of the fractions of must-links and of cannot-links
-        satisfied (:func:`~spectralink.model_selection.balanced_constraint_score`), their
-        Cohen's kappa, an estimate of the ARI on random pairs
-        (:func:`~spectralink.model_selection.kappa_constraint_score`), the fraction
-        satisfied, or a callable ``(labels, test_constraints) -> float``.
+        ``scoring``): the fraction satisfied
+        (:func:`~spectralink.model_selection.constraint_accuracy`: on random pairs, an
+        estimate of the partition's Rand index against the classes), the mean of the
+        fractions of must-links and of cannot-links satisfied
+        (:func:`~spectralink.model_selection.balanced_constraint_score`), their Cohen's
+        kappa, an estimate of the ARI on random pairs
+        (:func:`~spectralink.model_selection.kappa_constraint_score`), or a callable
+        ``(labels, test_constraints) -> float``. Why the fraction satisfied: with many
+        clusters most pairs are cannot-links, a fold holds out one or two must-links,
+        and the balanced score's must-link half turns on them; a candidate that merges
+        clusters won the choice on it and partitioned worse than NCut
+        (docs/results/model_selection/auto_safety.md).
     n_se : float, default=1.0
         Margin, in standard errors of the paired fold differences, by which a
         constrained candidate must beat NCut (:func:`prefer_reference`); 0 takes the
@@ -301,7 +308,7 @@ class Auto(ConstrainedFitMixin):
         cv: int = 5,
         n_repeats: int | str = "auto",
         split_by: str = "auto",
-        scoring: str | Callable = "balanced",
+        scoring: str | Callable = "accuracy",
         n_se: float = 1.0,
         search: str = "fast",
         subsample: int | str | None = "auto",
