@@ -17,12 +17,16 @@ cheapest refit on all the pairs; as a multiple of "by hand" (one fit of each, no
 
     OMP_NUM_THREADS=1 python -m benchmarks.bench_auto_cost --datasets digits,usps --floor
 
+``--auto-params JSON`` fits Auto with those parameters besides its defaults, e.g. its score
+before this release (``'{"scoring": "balanced"}'``), to time one setting against another.
+
 Wine and breast cancer are standardised (columns in different units).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import time
 import warnings
@@ -57,7 +61,9 @@ def problem(name: str, n_pairs: int, seed: int):
     return X, y, k, Constraints.from_labels(y, n_pairs, random_state=seed)
 
 
-def one_dataset(name: str, n_pairs: int, seed: int, by_hand: bool = True) -> None:
+def one_dataset(
+    name: str, n_pairs: int, seed: int, by_hand: bool = True, auto_params: dict | None = None
+) -> None:
     X, y, k, cons = problem(name, n_pairs, seed)
     ncut, t_ncut = timed(lambda: NCut(k, random_state=seed).fit(X))
     hand, errors = t_ncut, {"ncut": clustering_error(y, ncut.labels_)}
@@ -65,7 +71,8 @@ def one_dataset(name: str, n_pairs: int, seed: int, by_hand: bool = True) -> Non
         est, t = timed(lambda m=m: get_method(m)(k, random_state=seed).fit(X, constraints=cons))
         hand += t
         errors[m] = clustering_error(y, est.labels_)
-    auto, t_auto = timed(lambda: Auto(k, random_state=seed, verbose=0).fit(X, constraints=cons))
+    params = {"random_state": seed, "verbose": 0, **(auto_params or {})}
+    auto, t_auto = timed(lambda: Auto(k, **params).fit(X, constraints=cons))
     menu = ", ".join(f"{m} {e:.3f}" for m, e in errors.items())
     print(f"\n{name} (n = {len(y):,}, k = {k}), {n_pairs} pairs, seed {seed}")
     against = f"{t_auto / hand:.2f}x by hand = " if by_hand else ""
@@ -112,6 +119,12 @@ def main() -> None:
     p.add_argument("--no-by-hand", action="store_true", help="Auto against NCut only")
     p.add_argument("--floor", action="store_true", help="by hand against the least any "
                    "held-out choice among the same menu costs (no Auto fit)")  # fmt: skip
+    p.add_argument(
+        "--auto-params",
+        type=json.loads,
+        default=None,
+        help='Auto\'s parameters besides its defaults, as JSON: \'{"scoring": "balanced"}\'',
+    )
     args = p.parse_args()
     print(f"load average before: {os.getloadavg()}", flush=True)
     warnings.simplefilter("ignore")
@@ -119,7 +132,7 @@ def main() -> None:
         if args.floor:
             floor(name, args.pairs, args.seed)
         else:
-            one_dataset(name, args.pairs, args.seed, by_hand=not args.no_by_hand)
+            one_dataset(name, args.pairs, args.seed, not args.no_by_hand, args.auto_params)
     print(f"\nload average after: {os.getloadavg()}")
 
 

@@ -9,6 +9,9 @@ for each, the paired difference and the gain over NCut summed over the cells::
     python -m benchmarks.bench_defaults --families all --grid check --max-n 500 \\
         --methods ncut,auto --draws 2 --out DIR
     python -m benchmarks.bench_auto_families DIR
+
+``--guarded FOLDER --before NAME`` compares with Auto's records in another folder of family
+tables of the same names (e.g. Auto before a change of its defaults), under that name.
 """
 
 from __future__ import annotations
@@ -58,10 +61,13 @@ def _mean(records: dict, method: str, field: str, keys: list) -> float:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("folder", type=Path)
-    p.add_argument("--guarded", type=Path, default=GUARDED)
+    p.add_argument("--guarded", type=Path, default=GUARDED,
+                   help="the folder of Auto's records to compare with")  # fmt: skip
+    p.add_argument("--before", default="Auto with the guard", help="what they are called")
     args = p.parse_args()
+    before = args.before
     rows = cells(args.folder, args.guarded)
-    print("| instance | pairs | draws | NCut | Auto with the guard | Auto now | time before (s) "
+    print(f"| instance | pairs | draws | NCut | {before} | Auto now | time before (s) "
           "| time now (s) |")  # fmt: skip
     print("|---|---|---|---|---|---|---|---|")
     for r in rows:
@@ -70,11 +76,11 @@ def main() -> None:
     a = np.array([r[3:] for r in rows])
     d = a[:, 2] - a[:, 1]
     print(f"\ncells: {len(rows)}; above NCut + {TOLERANCE}: now "
-          f"{int(np.sum(a[:, 2] > a[:, 0] + TOLERANCE))}, with the guard "
+          f"{int(np.sum(a[:, 2] > a[:, 0] + TOLERANCE))}, {before} "
           f"{int(np.sum(a[:, 1] > a[:, 0] + TOLERANCE))}")  # fmt: skip
     se = d.std(ddof=1) / np.sqrt(len(d))
-    print(f"mean error now - with the guard: {d.mean():+.4f} ± {se:.4f}"
-          f"; gain over NCut summed: now {np.sum(a[:, 0] - a[:, 2]):.3f}, with the guard "
+    print(f"mean error now - {before}: {d.mean():+.4f} ± {se:.4f}"
+          f"; gain over NCut summed: now {np.sum(a[:, 0] - a[:, 2]):.3f}, {before} "
           f"{np.sum(a[:, 0] - a[:, 1]):.3f}")  # fmt: skip
     print(f"time: now {a[:, 4].sum():.0f} s, before {a[:, 3].sum():.0f} s (mean per fit, summed)")
 

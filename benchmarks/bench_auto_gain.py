@@ -13,6 +13,9 @@ the cells where Auto is above NCut + 0.02. Run the fits first, e.g.::
         --counts 50,200 --trials 3 --pairs-only --out DIR
     python -m benchmarks.bench_auto_gain DIR [--write PAGE]
 
+``--before FOLDER`` also compares Auto's records with those of the tables of the same names
+there (Auto before a change), draw by draw: mean error and fit time per table, and summed.
+
 ``--named FOLDER`` adds the named methods' records of the tables of the same names in another
 results folder (Auto's records are kept apart from them, e.g.
 ``docs/results/model_selection/auto_safety`` with ``--named docs/results/defaults/unguarded``).
@@ -89,14 +92,52 @@ def report(folder: Path, named: Path | None = None) -> list[str]:
     return lines
 
 
+def _auto_runs(path: Path) -> dict[tuple, dict]:
+    return {
+        (int(r["n_constraints"]), int(r["trial"])): r
+        for r in read_table(path)[1]
+        if r["method"] == "auto" and r["status"] == "ok" and int(r["n_constraints"]) > 0
+    }
+
+
+def compare(folder: Path, before: Path) -> list[str]:
+    """Auto now against Auto in ``before``, over the draws both have, per table."""
+    lines = [
+        "| table | draws | error before | error now | time before (s) | time now (s) |",
+        "|---|---|---|---|---|---|",
+    ]
+    totals = np.zeros(2)
+    for path in sorted(records_dir(folder).glob(f"*{SUFFIX}")):
+        old_path = records_dir(before) / path.name
+        if not old_path.exists():
+            continue
+        now, old = _auto_runs(path), _auto_runs(old_path)
+        keys = sorted(set(now) & set(old))
+        if not keys:
+            continue
+        err = [np.mean([runs[k]["error"] for k in keys]) for runs in (old, now)]
+        secs = np.array([sum(runs[k]["time_s"] for k in keys) for runs in (old, now)])
+        totals += secs
+        lines.append(
+            f"| {path.name.removesuffix(SUFFIX)} | {len(keys)} | {err[0]:.4f} | {err[1]:.4f} "
+            f"| {secs[0]:.0f} | {secs[1]:.0f} |"
+        )
+    lines.append(f"\nAuto's fit time summed: before {totals[0]:.0f} s, now {totals[1]:.0f} s "
+                 f"({totals[1] / totals[0]:.2f}x)")  # fmt: skip
+    return lines
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("folder", type=Path, help="a bench_defaults --out folder")
     p.add_argument("--named", type=Path, help="a results folder whose tables of the same "
                    "names hold the named methods' records of the same draws")  # fmt: skip
     p.add_argument("--write", type=Path, help="also write the table to this Markdown file")
+    p.add_argument("--before", type=Path, help="a results folder of Auto's records to compare")
     args = p.parse_args()
     lines = report(args.folder, args.named)
+    if args.before is not None:
+        lines += ["", *compare(args.folder, args.before)]
     print("\n".join(lines))
     if args.write:
         with atomic_write(args.write, "w") as fh:

@@ -47,7 +47,11 @@ SMOKE = {
         "--seeds", "0",
     ],
     "bench_auto_families": [TMP],
-    "bench_auto_gain": [TMP, "--write", f"{TMP}/gain.md"],
+    "bench_auto_gain": [TMP, "--write", f"{TMP}/gain.md", "--before", TMP],
+    "bench_auto_rules": [
+        "--datasets", "iris", "--counts", "50", "--trials", "1", "--pairs-only",
+        "--out", f"{TMP}/rules", "--named", f"{TMP}/records",
+    ],
     "bench_auto_loop": ["--dataset", "iris", "--queries", "20", "--pairs", "40"],
     "bench_ccsr_ccskl_protocol": [
         "--datasets", "iris", "--draws", "1", "--n-init", "1", "--n-counts", "2",
@@ -114,6 +118,10 @@ BEFORE = {
     ],
     "bench_auto_gain": [
         "bench_defaults", "--datasets", "iris", "--methods", "ncut,ccsr,auto", "--counts", "50",
+        "--trials", "1", "--pairs-only", "--no-progress", "--out", TMP,
+    ],
+    "bench_auto_rules": [
+        "bench_defaults", "--datasets", "iris", "--methods", "ncut,ccsr", "--counts", "50",
         "--trials", "1", "--pairs-only", "--no-progress", "--out", TMP,
     ],
 }  # fmt: skip

@@ -123,7 +123,7 @@ def test_cluster_method_auto_prints_its_choice(capsys, tmp_path, iris_files):
     )
     assert code == 0, err
     line = next(x for x in stdout.splitlines() if x.strip().startswith("chose"))
-    assert "5-fold x 3 cross-validated balanced score" in line and "NCut" in line
+    assert "5-fold x 3 cross-validated accuracy score" in line and "NCut" in line
     assert ("ccsr (sigma=" in line) or ("ncut:" in line)
     assert read_labels(out).shape == (150,)
     # four pairs cannot be split into five folds: a warning, the documented fallback
