@@ -42,7 +42,7 @@ from spectralink.auto import RACE_N_SE, SEARCH_SCHEDULES
 from spectralink.experiments import cell_seed, draw_constraints
 from spectralink.methods.ncut import NCut
 from spectralink.metrics import partition_scores
-from spectralink.model_selection import ConstraintSearchCV
+from spectralink.model_selection import ConstraintSearchCV, prefer_reference
 from spectralink.registry import method_name
 
 SCORES = ("balanced", "kappa", "accuracy")
@@ -150,30 +150,30 @@ def run(args) -> None:
 
 
 # --------------------------------------------------------------------------- judging
-def beats_reference(scores: np.ndarray, n_repeats: int, n_se: float) -> np.ndarray:
-    """Which rows of ``scores`` (candidates x splits, the reference first) beat it by more than
-    ``n_se`` standard errors of the paired differences (``prefer_reference``'s test)."""
-    diff = scores - scores[0]
-    with np.errstate(all="ignore"):
-        gain = diff.mean(axis=1)
-        se = diff.std(axis=1, ddof=1) / np.sqrt(scores.shape[1] / n_repeats)
-    beats = np.isfinite(gain) & (gain > n_se * se) & (gain > 0)
-    beats[0] = False
-    return beats
+def as_cv_results(scores: np.ndarray) -> dict:
+    """``scores`` (candidates x splits) in the layout :func:`prefer_reference` reads."""
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a row of nan: a candidate set aside
+        means = scores.mean(axis=1)
+    results = {f"split{j}_test_score": scores[:, j] for j in range(scores.shape[1])}
+    return {**results, "mean_test_score": means}
 
 
 def choose(rec: dict, rule: dict) -> int:
-    """The candidate ``rule`` chooses from one draw's record (0: NCut)."""
+    """The candidate ``rule`` chooses from one draw's record (0: NCut), by Auto's own rule
+    (:func:`prefer_reference`): a candidate raced out, failed on all the pairs or (with
+    ``also``) not beating NCut on that score too is scored nan, so never chosen."""
     cands = rec["cands"]
-    fitted = np.array([not c["raced"] and c.get("err") is not None for c in cands])
     scores = np.array([c[rule["score"]] for c in cands], dtype=float)
-    beats = beats_reference(scores, rec["n_repeats"], rule["n_se"]) & fitted
-    if "also" in rule:
-        other = np.array([c[rule["also"]] for c in cands], dtype=float)
-        beats &= beats_reference(other, rec["n_repeats"], rule["n_se"])
-    if not beats.any():
-        return 0
-    return int(np.argmax(np.where(beats, scores.mean(axis=1), -np.inf)))
+    rule_args = {"n_se": rule["n_se"], "n_repeats": rec["n_repeats"]}
+    for i, c in enumerate(cands[1:], start=1):
+        out = c["raced"] or c.get("err") is None
+        if not out and "also" in rule:
+            pair = np.array([cands[0][rule["also"]], c[rule["also"]]], dtype=float)
+            out = prefer_reference(as_cv_results(pair), **rule_args) == 0
+        if out:
+            scores[i] = np.nan
+    return prefer_reference(as_cv_results(scores), **rule_args)
 
 
 def named_errors(name: str, protocol: str, folders: list[Path]) -> dict:
